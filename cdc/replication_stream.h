@@ -1,0 +1,124 @@
+// The libpq shell around a logical replication connection: everything that talks to
+// the walsender lives here, and nothing else does. Parsing is cdc/framing.h's job and
+// decoding cdc/pgoutput.h's; this class only moves bytes and runs commands.
+//
+// Lifecycle: Connect -> (IdentifySystem, CheckWalLevel, EnsurePublication,
+// EnsureSlot) -> Start -> Read/SendStatus ... -> Stop. One thread at a time.
+//
+// Status codes: kUnavailable = connection trouble, retrying later may work;
+// kFailedPrecondition = the server or its objects need fixing (wal_level, a slot of
+// another plugin, a missing publication); kInvalidArgument = bad names or conninfo;
+// kDataLoss = the server sent bytes that do not parse.
+#ifndef CDC_REPLICATION_STREAM_H_
+#define CDC_REPLICATION_STREAM_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "cdc/framing.h"
+#include "cdc/lsn.h"
+
+typedef struct pg_conn PGconn;
+
+namespace cdc {
+
+// IDENTIFY_SYSTEM's answer.
+struct SystemIdentity {
+  std::string system_id;
+  uint32_t timeline = 0;
+  Lsn xlog_pos;  // Current WAL flush position.
+  std::string database;
+};
+
+// START_REPLICATION options for pgoutput.
+struct StartOptions {
+  std::string slot;
+  std::vector<std::string> publications;
+  Lsn start_lsn;          // 0/0 (or anything below the slot) = the slot's confirmed_flush_lsn.
+  int proto_version = 1;  // 2 allows `streaming`.
+  bool messages = false;  // Send pg_logical_emit_message() messages.
+  bool streaming = false; // Stream large in-progress transactions (protocol 2, PG14+).
+  bool binary = false;    // Binary column values (PG14+).
+};
+
+class ReplicationStream {
+ public:
+  // Connects with `conninfo` (key=value string or URI; "" = PG* environment), adding
+  // replication=database. Fails with kUnavailable when the server cannot be reached
+  // and kFailedPrecondition when it refuses (authentication, no replication role).
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<ReplicationStream>> Connect(
+      const std::string& conninfo);
+
+  ~ReplicationStream();
+  ReplicationStream(const ReplicationStream&) = delete;
+  ReplicationStream& operator=(const ReplicationStream&) = delete;
+
+  int server_version() const;  // e.g. 150004.
+
+  [[nodiscard]] absl::StatusOr<SystemIdentity> IdentifySystem();
+
+  // kFailedPrecondition unless wal_level is logical.
+  [[nodiscard]] absl::Status CheckWalLevel();
+
+  // Ensures publication `name` exists. When missing and `create`, creates it FOR
+  // TABLE `tables` ("schema.table" or "table") WITH (publish = 'insert').
+  [[nodiscard]] absl::Status EnsurePublication(const std::string& name,
+                                               const std::vector<std::string>& tables,
+                                               bool create);
+
+  // Ensures logical slot `slot` exists in this database with the pgoutput plugin,
+  // creating it when missing and `create`. kFailedPrecondition for a slot of another
+  // plugin or database, a physical slot, or a slot whose WAL was removed.
+  [[nodiscard]] absl::Status EnsureSlot(const std::string& slot, bool create);
+
+  // START_REPLICATION SLOT ... LOGICAL; the connection is in copy-both mode after.
+  [[nodiscard]] absl::Status Start(const StartOptions& options);
+
+  // Waits until `deadline` for the next server message. Returns nullopt when none
+  // arrived in time. A keepalive that requests a reply is answered at once with the
+  // last flush LSN given to SendStatus (otherwise wal_sender_timeout would end the
+  // connection while the caller is busy), and still returned. An XLogData's payload
+  // stays valid until the next call of Read or Stop.
+  [[nodiscard]] absl::StatusOr<std::optional<ServerMessage>> Read(absl::Time deadline);
+
+  // Sends a standby status update confirming `flush` (write and apply report the
+  // same, or the highest WAL end received if that is larger for write). The flush
+  // LSN never goes backwards: a smaller value re-sends the previous one.
+  [[nodiscard]] absl::Status SendStatus(Lsn flush, bool reply_requested = false);
+
+  Lsn confirmed_flush() const { return flush_; }
+  Lsn received_wal_end() const { return received_; }
+
+  // Ends the copy (CopyDone), drains what the server still sends until `deadline`
+  // and completes the command. The connection can then run commands again.
+  [[nodiscard]] absl::Status Stop(absl::Time deadline);
+
+ private:
+  explicit ReplicationStream(PGconn* conn) : conn_(conn) {}
+
+  // Runs a command that returns rows (or none) and gives them back as text.
+  absl::StatusOr<std::vector<std::vector<std::optional<std::string>>>> Query(
+      const std::string& sql);
+  absl::Status Command(const std::string& sql);
+  std::string Quote(absl::string_view identifier);
+  std::string Literal(absl::string_view text);
+  absl::Status ConnectionError(absl::string_view what);
+  absl::Status WaitSocket(absl::Time deadline, bool* ready);
+  void FreeBuffer();
+
+  PGconn* conn_;
+  char* buffer_ = nullptr;  // Last CopyData from PQgetCopyData, freed on next Read.
+  bool streaming_ = false;
+  Lsn flush_;
+  Lsn received_;
+};
+
+}  // namespace cdc
+
+#endif  // CDC_REPLICATION_STREAM_H_
