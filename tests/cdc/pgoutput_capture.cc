@@ -6,7 +6,7 @@
 //   OPTION: messages | streaming | binary
 //
 // Streams from the slot until the server reports WAL up to UNTIL_LSN as sent and no
-// transaction is open, then confirms what it read and stops.
+// transaction is open (tests/cdc/catch_up.h), confirming as it goes, then stops.
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -16,6 +16,7 @@
 #include "absl/strings/str_split.h"
 #include "cdc/pgoutput.h"
 #include "cdc/replication_stream.h"
+#include "tests/cdc/catch_up.h"
 
 namespace {
 
@@ -50,35 +51,13 @@ int main(int argc, char** argv) {
   if (absl::Status s = (*stream)->Start(start); !s.ok()) return Fail(s);
 
   std::ofstream out(argv[6]);
-  cdc::pgoutput::StreamDecoder decoder;
-  bool in_transaction = false;
-  cdc::Lsn last_end;
-  absl::Time give_up = absl::Now() + absl::Minutes(2);
-  while (absl::Now() < give_up) {
-    auto m = (*stream)->Read(absl::Now() + absl::Milliseconds(200));
-    if (!m.ok()) return Fail(m.status());
-    if (!m->has_value()) {
-      // Ask for a keepalive: it tells how far the server has sent.
-      if (absl::Status s = (*stream)->SendStatus(last_end, true); !s.ok()) return Fail(s);
-      continue;
-    }
-    if (auto* k = std::get_if<cdc::Keepalive>(&**m)) {
-      if (k->wal_end >= *until && !in_transaction && !decoder.in_stream_block()) break;
-      continue;
-    }
-    const auto& x = std::get<cdc::XLogData>(**m);
-    auto msg = decoder.Decode(x.payload);
-    if (!msg.ok()) return Fail(msg.status());
-    if (std::holds_alternative<cdc::pgoutput::Begin>(*msg)) in_transaction = true;
-    if (auto* c = std::get_if<cdc::pgoutput::Commit>(&*msg)) {
-      in_transaction = false;
-      last_end = c->end_lsn;
-    }
-    if (auto* c = std::get_if<cdc::pgoutput::StreamCommit>(&*msg)) last_end = c->end_lsn;
-    out << cdc::pgoutput::MessageName(*msg) << " " << absl::BytesToHexString(x.payload) << "\n";
-  }
-  if (absl::Now() >= give_up) return Fail(absl::DeadlineExceededError("never caught up"));
-  if (absl::Status s = (*stream)->SendStatus(last_end); !s.ok()) return Fail(s);
-  if (absl::Status s = (*stream)->Stop(absl::Now() + absl::Seconds(10)); !s.ok()) return Fail(s);
+  absl::Status s = cdc::CatchUp(
+      **stream, *until, absl::Now() + absl::Minutes(2),
+      [&](const cdc::XLogData& frame, const cdc::pgoutput::PgOutputMessage& message) {
+        out << cdc::pgoutput::MessageName(message) << " "
+            << absl::BytesToHexString(frame.payload) << "\n";
+      });
+  if (!s.ok()) return Fail(s);
+  if (s = (*stream)->Stop(absl::Now() + absl::Seconds(10)); !s.ok()) return Fail(s);
   return out.good() ? 0 : 1;
 }

@@ -94,7 +94,7 @@ cmd_start() {
     # One line: pg_ctl hands -o to a shell, where a newline would end the command.
     opts="-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$dir/sock"
     opts+=" -c wal_level=logical -c max_wal_senders=10 -c max_replication_slots=10"
-    opts+=" -c fsync=off -c synchronous_commit=off -c full_page_writes=off ${extra[*]:-}"
+    opts+=" -c fsync=off -c full_page_writes=off ${extra[*]:-}"
     if as_owner "$(bindir)/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start \
         -o "$opts" >/dev/null 2>&1; then
       started=1

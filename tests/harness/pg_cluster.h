@@ -1,0 +1,70 @@
+// A throwaway PostgreSQL cluster for one test, via tests/harness/pg_cluster.sh:
+// started on a free port with wal_level=logical, stopped and deleted by the
+// destructor, and by the script's watchdog if the test process dies first.
+#ifndef TESTS_HARNESS_PG_CLUSTER_H_
+#define TESTS_HARNESS_PG_CLUSTER_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+typedef struct pg_conn PGconn;
+
+namespace testing_harness {
+
+using Rows = std::vector<std::vector<std::optional<std::string>>>;
+
+// A plain (non-replication) SQL session.
+class PgSession {
+ public:
+  explicit PgSession(PGconn* conn) : conn_(conn) {}
+  ~PgSession();
+  PgSession(const PgSession&) = delete;
+  PgSession& operator=(const PgSession&) = delete;
+
+  // Runs `sql` (one or more statements); returns the rows of the last one.
+  absl::StatusOr<Rows> Exec(const std::string& sql);
+  // Runs `sql` and returns the first column of the first row; fails on no rows.
+  absl::StatusOr<std::string> Value(const std::string& sql);
+
+ private:
+  PGconn* conn_;
+};
+
+class PgCluster {
+ public:
+  // Starts a cluster; `settings` are extra "name=value" server settings.
+  static absl::StatusOr<std::unique_ptr<PgCluster>> Start(
+      const std::vector<std::string>& settings = {});
+  ~PgCluster();
+
+  // key=value conninfo for the postgres database over TCP.
+  std::string conninfo(const std::string& database = "postgres") const;
+  // The same as a postgresql:// URI.
+  std::string uri(const std::string& database = "postgres") const;
+  const std::string& dir() const { return dir_; }
+  int port() const { return port_; }
+
+  absl::StatusOr<std::unique_ptr<PgSession>> Connect(const std::string& database = "postgres");
+  // One-shot convenience over a fresh session.
+  absl::StatusOr<Rows> Exec(const std::string& sql);
+  absl::StatusOr<std::string> Value(const std::string& sql);
+
+  // Restarts the server (pg_ctl restart -m `mode`).
+  absl::Status Restart(const std::string& mode = "fast");
+
+ private:
+  PgCluster(std::string dir, int port) : dir_(std::move(dir)), port_(port) {}
+  std::string dir_;
+  int port_;
+};
+
+// Path of a file in the source tree's tests/harness directory.
+std::string HarnessPath(const std::string& file);
+
+}  // namespace testing_harness
+
+#endif  // TESTS_HARNESS_PG_CLUSTER_H_
