@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The test command: installs what is missing, configures, builds and runs every test
+# (unit, integration, fuzz) through ctest. CI runs exactly this (.ci/run).
+#   scripts/test.sh [extra ctest arguments, e.g. -L unit or -R Decoded]
+# BUILD_DIR overrides the build directory (default: build). With CI=true, compiler
+# warnings are errors.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD_DIR:-$root/build}
+
+"$root/scripts/install-deps.sh"
+
+werror=OFF
+if [ "${CI:-}" = true ]; then werror=ON; fi
+cmake -S "$root" -B "$build" -DOUTBOX_WERROR="$werror"
+cmake --build "$build" -j"$(nproc)"
+
+# Two at a time: each integration test starts its own PostgreSQL on a free port.
+ctest --test-dir "$build" --output-on-failure --no-tests=error -j2 "$@"
