@@ -76,8 +76,8 @@ absl::string_view ByteReader::ReadRest() {
 
 absl::Status ByteReader::ExpectEnd() const {
   if (remaining() == 0) return absl::OkStatus();
-  return absl::DataLossError(absl::StrCat(remaining(), " unexpected trailing byte(s) at offset ",
-                                          offset_));
+  return absl::DataLossError(
+      absl::StrCat(remaining(), " unexpected trailing byte(s) at offset ", offset_));
 }
 
 }  // namespace cdc

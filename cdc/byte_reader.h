@@ -10,9 +10,9 @@
 
 #include <cstddef>
 #include <cstdint>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "cdc/lsn.h"
 
 namespace cdc {

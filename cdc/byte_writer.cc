@@ -9,17 +9,20 @@ ByteWriter& ByteWriter::U8(uint8_t v) {
 }
 
 ByteWriter& ByteWriter::BE16(uint16_t v) {
-  for (int shift = 8; shift >= 0; shift -= 8) out_.push_back(static_cast<char>(v >> shift));
+  for (int shift = 8; shift >= 0; shift -= 8)
+    out_.push_back(static_cast<char>(v >> shift));
   return *this;
 }
 
 ByteWriter& ByteWriter::BE32(uint32_t v) {
-  for (int shift = 24; shift >= 0; shift -= 8) out_.push_back(static_cast<char>(v >> shift));
+  for (int shift = 24; shift >= 0; shift -= 8)
+    out_.push_back(static_cast<char>(v >> shift));
   return *this;
 }
 
 ByteWriter& ByteWriter::BE64(uint64_t v) {
-  for (int shift = 56; shift >= 0; shift -= 8) out_.push_back(static_cast<char>(v >> shift));
+  for (int shift = 56; shift >= 0; shift -= 8)
+    out_.push_back(static_cast<char>(v >> shift));
   return *this;
 }
 

@@ -17,12 +17,15 @@ absl::StatusOr<ConnParams> ParseConninfo(absl::string_view conninfo) {
   char* err = nullptr;
   PQconninfoOption* options = PQconninfoParse(text.c_str(), &err);
   if (options == nullptr) {
-    std::string why = err != nullptr ? std::string(absl::StripTrailingAsciiWhitespace(err))
-                                     : "out of memory";
+    std::string why = err != nullptr
+                          ? std::string(absl::StripTrailingAsciiWhitespace(err))
+                          : "out of memory";
     PQfreemem(err);
-    return absl::InvalidArgumentError(absl::StrCat("invalid PostgreSQL connection string: ", why));
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid PostgreSQL connection string: ", why));
   }
-  std::unique_ptr<PQconninfoOption, decltype(&PQconninfoFree)> owner(options, PQconninfoFree);
+  std::unique_ptr<PQconninfoOption, decltype(&PQconninfoFree)> owner(options,
+                                                                     PQconninfoFree);
   ConnParams params;
   for (PQconninfoOption* o = options; o->keyword != nullptr; ++o) {
     if (o->val != nullptr) params.emplace_back(o->keyword, o->val);

@@ -13,10 +13,10 @@
 
 #include <cstdint>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <variant>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "cdc/lsn.h"
 
 namespace cdc {

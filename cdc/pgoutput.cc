@@ -35,9 +35,9 @@ absl::StatusOr<std::optional<uint32_t>> ReadStreamXid(ByteReader& in,
 absl::StatusOr<Tuple> ReadTuple(ByteReader& in) {
   ASSIGN_OR_RETURN(uint16_t ncols, in.ReadBE16());
   if (ncols > in.remaining()) {  // Each column takes at least its kind byte.
-    return absl::DataLossError(absl::StrCat("tuple claims ", ncols, " columns at byte offset ",
-                                            in.offset(), " but only ", in.remaining(),
-                                            " byte(s) remain"));
+    return absl::DataLossError(
+        absl::StrCat("tuple claims ", ncols, " columns at byte offset ", in.offset(),
+                     " but only ", in.remaining(), " byte(s) remain"));
   }
   Tuple tuple;
   tuple.reserve(ncols);
@@ -162,7 +162,8 @@ absl::StatusOr<Update> ReadUpdate(ByteReader& in, const DecodeContext& context) 
     ASSIGN_OR_RETURN(m.new_tuple, ReadTuple(in));
   } else {
     return absl::DataLossError(absl::StrFormat(
-        "expected tuple tag 'K', 'O' or 'N' at byte offset %d, got 0x%02x", tag_offset, tag));
+        "expected tuple tag 'K', 'O' or 'N' at byte offset %d, got 0x%02x", tag_offset,
+        tag));
   }
   return m;
 }
@@ -190,9 +191,9 @@ absl::StatusOr<Truncate> ReadTruncate(ByteReader& in, const DecodeContext& conte
   ASSIGN_OR_RETURN(uint32_t nrelids, in.ReadBE32());
   ASSIGN_OR_RETURN(m.options, in.ReadU8());
   if (nrelids > in.remaining() / 4) {
-    return absl::DataLossError(absl::StrCat("truncate claims ", nrelids,
-                                            " relations at byte offset ", in.offset(),
-                                            " but only ", in.remaining(), " byte(s) remain"));
+    return absl::DataLossError(
+        absl::StrCat("truncate claims ", nrelids, " relations at byte offset ",
+                     in.offset(), " but only ", in.remaining(), " byte(s) remain"));
   }
   m.relation_oids.reserve(nrelids);
   for (uint32_t i = 0; i < nrelids; ++i) {
@@ -245,21 +246,36 @@ absl::StatusOr<StreamAbort> ReadStreamAbort(ByteReader& in) {
 absl::StatusOr<PgOutputMessage> DecodeBody(char tag, ByteReader& in,
                                            const DecodeContext& context) {
   switch (tag) {
-    case 'B': return ReadBegin(in);
-    case 'C': return ReadCommit(in);
-    case 'O': return ReadOrigin(in);
-    case 'R': return ReadRelation(in, context);
-    case 'Y': return ReadType(in, context);
-    case 'I': return ReadInsert(in, context);
-    case 'U': return ReadUpdate(in, context);
-    case 'D': return ReadDelete(in, context);
-    case 'T': return ReadTruncate(in, context);
-    case 'M': return ReadMessage(in, context);
-    case 'S': return ReadStreamStart(in);
-    case 'E': return StreamStop{};
-    case 'c': return ReadStreamCommit(in);
-    case 'A': return ReadStreamAbort(in);
-    default: break;
+    case 'B':
+      return ReadBegin(in);
+    case 'C':
+      return ReadCommit(in);
+    case 'O':
+      return ReadOrigin(in);
+    case 'R':
+      return ReadRelation(in, context);
+    case 'Y':
+      return ReadType(in, context);
+    case 'I':
+      return ReadInsert(in, context);
+    case 'U':
+      return ReadUpdate(in, context);
+    case 'D':
+      return ReadDelete(in, context);
+    case 'T':
+      return ReadTruncate(in, context);
+    case 'M':
+      return ReadMessage(in, context);
+    case 'S':
+      return ReadStreamStart(in);
+    case 'E':
+      return StreamStop{};
+    case 'c':
+      return ReadStreamCommit(in);
+    case 'A':
+      return ReadStreamAbort(in);
+    default:
+      break;
   }
   return absl::InternalError("unreachable");
 }
@@ -267,21 +283,36 @@ absl::StatusOr<PgOutputMessage> DecodeBody(char tag, ByteReader& in,
 // Name of a known tag, or nullptr.
 const char* TagName(char tag) {
   switch (tag) {
-    case 'B': return "Begin";
-    case 'C': return "Commit";
-    case 'O': return "Origin";
-    case 'R': return "Relation";
-    case 'Y': return "Type";
-    case 'I': return "Insert";
-    case 'U': return "Update";
-    case 'D': return "Delete";
-    case 'T': return "Truncate";
-    case 'M': return "Message";
-    case 'S': return "StreamStart";
-    case 'E': return "StreamStop";
-    case 'c': return "StreamCommit";
-    case 'A': return "StreamAbort";
-    default: return nullptr;
+    case 'B':
+      return "Begin";
+    case 'C':
+      return "Commit";
+    case 'O':
+      return "Origin";
+    case 'R':
+      return "Relation";
+    case 'Y':
+      return "Type";
+    case 'I':
+      return "Insert";
+    case 'U':
+      return "Update";
+    case 'D':
+      return "Delete";
+    case 'T':
+      return "Truncate";
+    case 'M':
+      return "Message";
+    case 'S':
+      return "StreamStart";
+    case 'E':
+      return "StreamStop";
+    case 'c':
+      return "StreamCommit";
+    case 'A':
+      return "StreamAbort";
+    default:
+      return nullptr;
   }
 }
 
@@ -292,7 +323,8 @@ bool IsTwoPhaseTag(char tag) {
 
 }  // namespace
 
-absl::StatusOr<PgOutputMessage> Decode(absl::string_view bytes, const DecodeContext& context) {
+absl::StatusOr<PgOutputMessage> Decode(absl::string_view bytes,
+                                       const DecodeContext& context) {
   ByteReader in(bytes);
   ASSIGN_OR_RETURN(uint8_t raw_tag, in.ReadU8());
   char tag = static_cast<char>(raw_tag);
@@ -301,10 +333,11 @@ absl::StatusOr<PgOutputMessage> Decode(absl::string_view bytes, const DecodeCont
     if (IsTwoPhaseTag(tag)) {
       return absl::UnimplementedError(absl::StrFormat(
           "pgoutput two-phase message '%c' needs protocol version 3; only 1 and 2 are "
-          "supported", tag));
+          "supported",
+          tag));
     }
-    return absl::DataLossError(
-        absl::StrFormat("unknown pgoutput message type 0x%02x at byte offset 0", raw_tag));
+    return absl::DataLossError(absl::StrFormat(
+        "unknown pgoutput message type 0x%02x at byte offset 0", raw_tag));
   }
   absl::StatusOr<PgOutputMessage> message = DecodeBody(tag, in, context);
   absl::Status status = message.status();
@@ -318,9 +351,9 @@ absl::StatusOr<PgOutputMessage> Decode(absl::string_view bytes, const DecodeCont
 
 absl::string_view MessageName(const PgOutputMessage& message) {
   static constexpr absl::string_view kNames[] = {
-      "Begin",  "Commit", "Origin",   "Relation", "Type",        "Insert",       "Update",
-      "Delete", "Truncate", "Message", "StreamStart", "StreamStop", "StreamCommit",
-      "StreamAbort"};
+      "Begin",       "Commit",     "Origin",       "Relation",   "Type",
+      "Insert",      "Update",     "Delete",       "Truncate",   "Message",
+      "StreamStart", "StreamStop", "StreamCommit", "StreamAbort"};
   static_assert(std::size(kNames) == std::variant_size_v<PgOutputMessage>);
   return kNames[message.index()];
 }

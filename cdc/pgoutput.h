@@ -14,11 +14,11 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <variant>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "cdc/lsn.h"
 
 namespace cdc::pgoutput {

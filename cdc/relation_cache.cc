@@ -15,8 +15,9 @@ void RelationCache::Apply(pgoutput::Relation relation) {
 absl::StatusOr<const pgoutput::Relation*> RelationCache::Find(uint32_t oid) const {
   auto it = relations_.find(oid);
   if (it == relations_.end()) {
-    return absl::DataLossError(absl::StrCat(
-        "change for relation OID ", oid, " arrived before any Relation message describing it"));
+    return absl::DataLossError(
+        absl::StrCat("change for relation OID ", oid,
+                     " arrived before any Relation message describing it"));
   }
   return &it->second;
 }
@@ -24,10 +25,9 @@ absl::StatusOr<const pgoutput::Relation*> RelationCache::Find(uint32_t oid) cons
 absl::Status RelationCache::CheckTuple(uint32_t oid, const pgoutput::Tuple& tuple) const {
   ASSIGN_OR_RETURN(const pgoutput::Relation* relation, Find(oid));
   if (tuple.size() != relation->columns.size()) {
-    return absl::DataLossError(absl::StrCat("tuple for ", relation->schema, ".",
-                                            relation->name, " has ", tuple.size(),
-                                            " columns; its Relation message declared ",
-                                            relation->columns.size()));
+    return absl::DataLossError(absl::StrCat(
+        "tuple for ", relation->schema, ".", relation->name, " has ", tuple.size(),
+        " columns; its Relation message declared ", relation->columns.size()));
   }
   return absl::OkStatus();
 }

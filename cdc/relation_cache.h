@@ -9,10 +9,10 @@
 
 #include <cstdint>
 #include <optional>
-#include "absl/strings/string_view.h"
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "cdc/pgoutput.h"
 
 namespace cdc {

@@ -43,8 +43,8 @@ std::string SqlState(const PGresult* r) {
 bool IsPermanentConnectFailure(absl::string_view message) {
   for (absl::string_view needle :
        {"password authentication failed", "no pg_hba.conf entry", "does not exist",
-        "must be superuser or replication role", "permission denied", "no password supplied",
-        "invalid connection option"}) {
+        "must be superuser or replication role", "permission denied",
+        "no password supplied", "invalid connection option"}) {
     if (absl::StrContains(message, needle)) return true;
   }
   return false;
@@ -53,11 +53,12 @@ bool IsPermanentConnectFailure(absl::string_view message) {
 // Slot names are restricted by the server to lower-case letters, digits and '_'.
 absl::Status ValidateSlotName(absl::string_view slot) {
   bool ok = !slot.empty() && slot.size() <= 63;
-  for (char c : slot) ok = ok && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_');
+  for (char c : slot)
+    ok = ok && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_');
   if (ok) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(
-      "invalid replication slot name \"", slot,
-      "\": use 1-63 lower-case letters, digits and underscores"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("invalid replication slot name \"", slot,
+                   "\": use 1-63 lower-case letters, digits and underscores"));
 }
 
 }  // namespace
@@ -66,9 +67,11 @@ absl::StatusOr<std::unique_ptr<ReplicationStream>> ReplicationStream::Connect(
     const std::string& conninfo) {
   ASSIGN_OR_RETURN(ConnParams params, ParseConninfo(conninfo));
   params = WithParam(std::move(params), "replication", "database");
-  bool has_app_name = std::any_of(params.begin(), params.end(),
-                                  [](const auto& p) { return p.first == "application_name"; });
-  if (!has_app_name) params = WithParam(std::move(params), "application_name", "outbox-publisher");
+  bool has_app_name = std::any_of(params.begin(), params.end(), [](const auto& p) {
+    return p.first == "application_name";
+  });
+  if (!has_app_name)
+    params = WithParam(std::move(params), "application_name", "outbox-publisher");
   std::vector<const char*> keys, values;
   for (const auto& [k, v] : params) {
     keys.push_back(k.c_str());
@@ -77,7 +80,8 @@ absl::StatusOr<std::unique_ptr<ReplicationStream>> ReplicationStream::Connect(
   keys.push_back(nullptr);
   values.push_back(nullptr);
   PGconn* conn = PQconnectdbParams(keys.data(), values.data(), /*expand_dbname=*/0);
-  if (conn == nullptr) return absl::ResourceExhaustedError("libpq could not allocate a connection");
+  if (conn == nullptr)
+    return absl::ResourceExhaustedError("libpq could not allocate a connection");
   if (PQstatus(conn) != CONNECTION_OK) {
     std::string why = Trimmed(PQerrorMessage(conn));
     PQfinish(conn);
@@ -121,15 +125,16 @@ std::string ReplicationStream::Literal(absl::string_view text) {
   return out;
 }
 
-absl::StatusOr<std::vector<std::vector<std::optional<std::string>>>> ReplicationStream::Query(
-    const std::string& sql) {
+absl::StatusOr<std::vector<std::vector<std::optional<std::string>>>>
+ReplicationStream::Query(const std::string& sql) {
   Result r(PQexec(conn_, sql.c_str()));
   if (r == nullptr) return ConnectionError("query failed");
   ExecStatusType st = PQresultStatus(r.get());
   if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK) {
     std::string state = SqlState(r.get());
-    std::string message = absl::StrCat(Trimmed(PQresultErrorMessage(r.get())), " (SQLSTATE ",
-                                        state.empty() ? "none" : state, ")");
+    std::string message =
+        absl::StrCat(Trimmed(PQresultErrorMessage(r.get())), " (SQLSTATE ",
+                     state.empty() ? "none" : state, ")");
     if (PQstatus(conn_) != CONNECTION_OK) return absl::UnavailableError(message);
     if (state == kDuplicateObject) return absl::AlreadyExistsError(message);
     if (state == kUndefinedTable) return absl::NotFoundError(message);
@@ -146,7 +151,9 @@ absl::StatusOr<std::vector<std::vector<std::optional<std::string>>>> Replication
   return rows;
 }
 
-absl::Status ReplicationStream::Command(const std::string& sql) { return Query(sql).status(); }
+absl::Status ReplicationStream::Command(const std::string& sql) {
+  return Query(sql).status();
+}
 
 absl::StatusOr<SystemIdentity> ReplicationStream::IdentifySystem() {
   ASSIGN_OR_RETURN(auto rows, Query("IDENTIFY_SYSTEM"));
@@ -165,30 +172,34 @@ absl::Status ReplicationStream::CheckWalLevel() {
   ASSIGN_OR_RETURN(auto rows, Query("SHOW wal_level"));
   std::string level = rows.empty() || rows[0].empty() ? "" : rows[0][0].value_or("");
   if (level == "logical") return absl::OkStatus();
-  return absl::FailedPreconditionError(absl::StrCat(
-      "wal_level is '", level, "', logical decoding needs 'logical': run ALTER SYSTEM SET "
-      "wal_level = logical and restart PostgreSQL"));
+  return absl::FailedPreconditionError(
+      absl::StrCat("wal_level is '", level,
+                   "', logical decoding needs 'logical': run ALTER SYSTEM SET "
+                   "wal_level = logical and restart PostgreSQL"));
 }
 
 absl::Status ReplicationStream::EnsurePublication(const std::string& name,
                                                   const std::vector<std::string>& tables,
                                                   bool create) {
-  ASSIGN_OR_RETURN(auto rows, Query(absl::StrCat(
-      "SELECT 1 FROM pg_catalog.pg_publication WHERE pubname = ", Literal(name))));
+  ASSIGN_OR_RETURN(
+      auto rows,
+      Query(absl::StrCat("SELECT 1 FROM pg_catalog.pg_publication WHERE pubname = ",
+                         Literal(name))));
   if (!rows.empty()) return absl::OkStatus();
   std::vector<std::string> quoted;
   for (const std::string& table : tables) {
     std::vector<std::string> parts;
-    for (absl::string_view part : absl::StrSplit(table, '.')) parts.push_back(Quote(part));
+    for (absl::string_view part : absl::StrSplit(table, '.'))
+      parts.push_back(Quote(part));
     quoted.push_back(absl::StrJoin(parts, "."));
   }
-  std::string create_sql = absl::StrCat("CREATE PUBLICATION ", Quote(name), " FOR TABLE ",
-                                        absl::StrJoin(quoted, ", "),
-                                        " WITH (publish = 'insert')");
+  std::string create_sql =
+      absl::StrCat("CREATE PUBLICATION ", Quote(name), " FOR TABLE ",
+                   absl::StrJoin(quoted, ", "), " WITH (publish = 'insert')");
   if (!create) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "publication \"", name, "\" does not exist: create it (", create_sql,
-        ") or allow the publisher to create it"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("publication \"", name, "\" does not exist: create it (", create_sql,
+                     ") or allow the publisher to create it"));
   }
   if (tables.empty()) return absl::InvalidArgumentError("no outbox table to publish");
   absl::Status s = Command(create_sql);
@@ -204,43 +215,57 @@ absl::Status ReplicationStream::EnsurePublication(const std::string& name,
 absl::Status ReplicationStream::EnsureSlot(const std::string& slot, bool create) {
   RETURN_IF_ERROR(ValidateSlotName(slot));
   for (int attempt = 0; attempt < 2; ++attempt) {
-    ASSIGN_OR_RETURN(auto rows, Query(absl::StrCat(
-        "SELECT slot_type, plugin, database, wal_status, current_database() "
-        "FROM pg_catalog.pg_replication_slots WHERE slot_name = ", Literal(slot))));
+    ASSIGN_OR_RETURN(
+        auto rows,
+        Query(absl::StrCat(
+            "SELECT slot_type, plugin, database, wal_status, current_database() "
+            "FROM pg_catalog.pg_replication_slots WHERE slot_name = ",
+            Literal(slot))));
     if (!rows.empty()) {
       const auto& r = rows[0];
       std::string type = r[0].value_or(""), plugin = r[1].value_or("");
       std::string database = r[2].value_or(""), wal_status = r[3].value_or("");
       std::string here = r[4].value_or("");
-      std::string drop = absl::StrCat("SELECT pg_drop_replication_slot(", Literal(slot), ")");
+      std::string drop =
+          absl::StrCat("SELECT pg_drop_replication_slot(", Literal(slot), ")");
       if (type != "logical") {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "replication slot \"", slot, "\" is a ", type, " slot, not logical: choose "
-            "another slot name or drop it (", drop, ")"));
+        return absl::FailedPreconditionError(
+            absl::StrCat("replication slot \"", slot, "\" is a ", type,
+                         " slot, not logical: choose "
+                         "another slot name or drop it (",
+                         drop, ")"));
       }
       if (plugin != "pgoutput") {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "replication slot \"", slot, "\" uses plugin ", plugin, ", not pgoutput: choose "
-            "another slot name or drop it (", drop, ")"));
+        return absl::FailedPreconditionError(
+            absl::StrCat("replication slot \"", slot, "\" uses plugin ", plugin,
+                         ", not pgoutput: choose "
+                         "another slot name or drop it (",
+                         drop, ")"));
       }
       if (database != here) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "replication slot \"", slot, "\" belongs to database \"", database,
-            "\", not \"", here, "\": connect to that database or choose another slot name"));
+        return absl::FailedPreconditionError(
+            absl::StrCat("replication slot \"", slot, "\" belongs to database \"",
+                         database, "\", not \"", here,
+                         "\": connect to that database or choose another slot name"));
       }
       if (wal_status == "lost") {
         return absl::FailedPreconditionError(absl::StrCat(
-            "replication slot \"", slot, "\" has lost WAL it still needed (wal_status = "
+            "replication slot \"", slot,
+            "\" has lost WAL it still needed (wal_status = "
             "lost, see max_slot_wal_keep_size): events committed meanwhile are gone from "
-            "the WAL; drop and recreate the slot (", drop, ") and re-publish from the table"));
+            "the WAL; drop and recreate the slot (",
+            drop, ") and re-publish from the table"));
       }
       return absl::OkStatus();
     }
     if (!create) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "replication slot \"", slot, "\" does not exist: create it (SELECT "
-          "pg_create_logical_replication_slot(", Literal(slot), ", 'pgoutput')) or allow the "
-          "publisher to create it"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("replication slot \"", slot,
+                       "\" does not exist: create it (SELECT "
+                       "pg_create_logical_replication_slot(",
+                       Literal(slot),
+                       ", 'pgoutput')) or allow the "
+                       "publisher to create it"));
     }
     absl::Status s = Command(absl::StrCat("CREATE_REPLICATION_SLOT ", Quote(slot),
                                           " LOGICAL pgoutput NOEXPORT_SNAPSHOT"));
@@ -248,7 +273,8 @@ absl::Status ReplicationStream::EnsureSlot(const std::string& slot, bool create)
     if (!absl::IsAlreadyExists(s)) return s;
     // Another process created it between our check and CREATE: check it again.
   }
-  return absl::AbortedError(absl::StrCat("replication slot \"", slot, "\" keeps changing"));
+  return absl::AbortedError(
+      absl::StrCat("replication slot \"", slot, "\" keeps changing"));
 }
 
 absl::Status ReplicationStream::Start(const StartOptions& options) {
@@ -264,9 +290,9 @@ absl::Status ReplicationStream::Start(const StartOptions& options) {
   if (options.messages) opts.push_back("messages 'true'");
   if (options.streaming) opts.push_back("streaming 'on'");
   if (options.binary) opts.push_back("binary 'true'");
-  std::string sql = absl::StrCat("START_REPLICATION SLOT ", Quote(options.slot), " LOGICAL ",
-                                 options.start_lsn.ToString(), " (",
-                                 absl::StrJoin(opts, ", "), ")");
+  std::string sql =
+      absl::StrCat("START_REPLICATION SLOT ", Quote(options.slot), " LOGICAL ",
+                   options.start_lsn.ToString(), " (", absl::StrJoin(opts, ", "), ")");
   Result r(PQexec(conn_, sql.c_str()));
   if (r == nullptr) return ConnectionError("START_REPLICATION failed");
   if (PQresultStatus(r.get()) != PGRES_COPY_BOTH) {
@@ -287,22 +313,26 @@ absl::Status ReplicationStream::WaitSocket(absl::Time deadline, bool* ready) {
   while (true) {
     absl::Duration left = std::max(deadline - absl::Now(), absl::ZeroDuration());
     pollfd p{fd, POLLIN, 0};
-    int timeout_ms = static_cast<int>(absl::ToInt64Milliseconds(absl::Ceil(left, absl::Milliseconds(1))));
+    int timeout_ms = static_cast<int>(
+        absl::ToInt64Milliseconds(absl::Ceil(left, absl::Milliseconds(1))));
     int n = poll(&p, 1, timeout_ms);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return absl::UnavailableError(absl::StrCat("poll: ", std::strerror(errno)));
+    if (n < 0)
+      return absl::UnavailableError(absl::StrCat("poll: ", std::strerror(errno)));
     *ready = n > 0;
     return absl::OkStatus();
   }
 }
 
-absl::StatusOr<std::optional<ServerMessage>> ReplicationStream::Read(absl::Time deadline) {
+absl::StatusOr<std::optional<ServerMessage>> ReplicationStream::Read(
+    absl::Time deadline) {
   if (!streaming_) return absl::FailedPreconditionError("Read before Start");
   while (true) {
     FreeBuffer();
     int n = PQgetCopyData(conn_, &buffer_, /*async=*/1);
     if (n > 0) {
-      ASSIGN_OR_RETURN(ServerMessage m, ParseServerMessage(absl::string_view(buffer_, n)));
+      ASSIGN_OR_RETURN(ServerMessage m,
+                       ParseServerMessage(absl::string_view(buffer_, n)));
       if (auto* x = std::get_if<XLogData>(&m)) {
         received_ = std::max(received_, x->wal_end);
       } else if (auto* k = std::get_if<Keepalive>(&m)) {
@@ -315,14 +345,15 @@ absl::StatusOr<std::optional<ServerMessage>> ReplicationStream::Read(absl::Time 
       streaming_ = false;
       Result r(PQgetResult(conn_));
       std::string why = r ? Trimmed(PQresultErrorMessage(r.get())) : "";
-      return absl::UnavailableError(absl::StrCat(
-          "server ended the replication stream", why.empty() ? "" : ": ", why));
+      return absl::UnavailableError(absl::StrCat("server ended the replication stream",
+                                                 why.empty() ? "" : ": ", why));
     }
     if (n == -2) return ConnectionError("replication stream read failed");
     bool ready = false;
     RETURN_IF_ERROR(WaitSocket(deadline, &ready));
     if (!ready) return std::optional<ServerMessage>();
-    if (PQconsumeInput(conn_) == 0) return ConnectionError("replication stream read failed");
+    if (PQconsumeInput(conn_) == 0)
+      return ConnectionError("replication stream read failed");
   }
 }
 
@@ -354,23 +385,28 @@ absl::Status ReplicationStream::Stop(absl::Time deadline) {
     if (n == -2) return ConnectionError("ending the replication stream failed");
     bool ready = false;
     RETURN_IF_ERROR(WaitSocket(deadline, &ready));
-    if (!ready) return absl::DeadlineExceededError("server did not end the replication stream");
-    if (PQconsumeInput(conn_) == 0) return ConnectionError("ending the replication stream failed");
+    if (!ready)
+      return absl::DeadlineExceededError("server did not end the replication stream");
+    if (PQconsumeInput(conn_) == 0)
+      return ConnectionError("ending the replication stream failed");
   }
   // Collect the command's results without blocking past the deadline.
   while (true) {
     while (PQisBusy(conn_)) {
       bool ready = false;
       RETURN_IF_ERROR(WaitSocket(deadline, &ready));
-      if (!ready) return absl::DeadlineExceededError("server did not finish START_REPLICATION");
-      if (PQconsumeInput(conn_) == 0) return ConnectionError("ending the replication stream failed");
+      if (!ready)
+        return absl::DeadlineExceededError("server did not finish START_REPLICATION");
+      if (PQconsumeInput(conn_) == 0)
+        return ConnectionError("ending the replication stream failed");
     }
     Result r(PQgetResult(conn_));
     if (r == nullptr) return absl::OkStatus();
     ExecStatusType st = PQresultStatus(r.get());
     if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
-      return absl::UnavailableError(absl::StrCat("replication stream ended with an error: ",
-                                                 Trimmed(PQresultErrorMessage(r.get()))));
+      return absl::UnavailableError(
+          absl::StrCat("replication stream ended with an error: ",
+                       Trimmed(PQresultErrorMessage(r.get()))));
     }
   }
 }

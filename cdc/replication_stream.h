@@ -40,11 +40,11 @@ struct SystemIdentity {
 struct StartOptions {
   std::string slot;
   std::vector<std::string> publications;
-  Lsn start_lsn;          // 0/0 (or anything below the slot) = the slot's confirmed_flush_lsn.
-  int proto_version = 1;  // 2 allows `streaming`.
-  bool messages = false;  // Send pg_logical_emit_message() messages.
-  bool streaming = false; // Stream large in-progress transactions (protocol 2, PG14+).
-  bool binary = false;    // Binary column values (PG14+).
+  Lsn start_lsn;  // 0/0 (or anything below the slot) = the slot's confirmed_flush_lsn.
+  int proto_version = 1;   // 2 allows `streaming`.
+  bool messages = false;   // Send pg_logical_emit_message() messages.
+  bool streaming = false;  // Stream large in-progress transactions (protocol 2, PG14+).
+  bool binary = false;     // Binary column values (PG14+).
 };
 
 class ReplicationStream {

@@ -47,14 +47,14 @@ TEST(BacklogMemoryTest, ReadingA200kRowBacklogKeepsMemoryFlat) {
   auto sql = ValueOrDie(cluster->Connect());
   // Separate statements: a simple query with several runs as one transaction, in
   // which neither slot creation nor COMMIT inside DO is allowed.
-  for (const char* statement : {
-           "CREATE TABLE outbox (id bigint PRIMARY KEY, aggregate_id text, payload jsonb)",
-           "CREATE PUBLICATION pub FOR TABLE outbox",
-           "SELECT pg_create_logical_replication_slot('s', 'pgoutput')",
-           R"sql(INSERT INTO outbox SELECT i, 'agg-' || (i % 100),
+  for (const char* statement :
+       {"CREATE TABLE outbox (id bigint PRIMARY KEY, aggregate_id text, payload jsonb)",
+        "CREATE PUBLICATION pub FOR TABLE outbox",
+        "SELECT pg_create_logical_replication_slot('s', 'pgoutput')",
+        R"sql(INSERT INTO outbox SELECT i, 'agg-' || (i % 100),
                    jsonb_build_object('p', repeat(md5(i::text), 18))
                  FROM generate_series(1, 150000) i)sql",
-           R"sql(DO $$ BEGIN
+        R"sql(DO $$ BEGIN
                    FOR t IN 0..499 LOOP
                      INSERT INTO outbox SELECT i, 'agg-' || (i % 100),
                        jsonb_build_object('p', repeat(md5(i::text), 18))
@@ -65,7 +65,8 @@ TEST(BacklogMemoryTest, ReadingA200kRowBacklogKeepsMemoryFlat) {
     absl::Status s = sql->Exec(statement).status();
     ASSERT_TRUE(s.ok()) << s;
   }
-  Lsn until = ValueOrDie(Lsn::Parse(ValueOrDie(sql->Value("SELECT pg_current_wal_insert_lsn()"))));
+  Lsn until = ValueOrDie(
+      Lsn::Parse(ValueOrDie(sql->Value("SELECT pg_current_wal_insert_lsn()"))));
 
   auto stream = ValueOrDie(ReplicationStream::Connect(cluster->conninfo()));
   StartOptions options;
@@ -85,7 +86,8 @@ TEST(BacklogMemoryTest, ReadingA200kRowBacklogKeepsMemoryFlat) {
                             ++inserts % 10000 == 0) {
                           max_rss = std::max(max_rss, ProcStatusBytes("VmRSS"));
                         }
-                      }).ok());
+                      })
+                  .ok());
   const int64_t peak = std::max(max_rss, ProcStatusBytes("VmHWM"));
 
   EXPECT_EQ(inserts, kRows);

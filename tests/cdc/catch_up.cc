@@ -12,8 +12,9 @@ absl::Status CatchUp(ReplicationStream& stream, Lsn until, absl::Time deadline,
   bool in_transaction = false;
   Lsn confirmable;
   while (absl::Now() < deadline) {
-    ASSIGN_OR_RETURN(std::optional<ServerMessage> m,
-                     stream.Read(std::min(deadline, absl::Now() + absl::Milliseconds(200))));
+    ASSIGN_OR_RETURN(
+        std::optional<ServerMessage> m,
+        stream.Read(std::min(deadline, absl::Now() + absl::Milliseconds(200))));
     if (!m.has_value()) {
       // Quiet: ask the server where it is; it answers with a keepalive.
       RETURN_IF_ERROR(stream.SendStatus(confirm ? confirmable : Lsn(), true));
@@ -32,10 +33,12 @@ absl::Status CatchUp(ReplicationStream& stream, Lsn until, absl::Time deadline,
       in_transaction = false;
       confirmable = c->end_lsn;
     }
-    if (const auto* c = std::get_if<pgoutput::StreamCommit>(&message)) confirmable = c->end_lsn;
+    if (const auto* c = std::get_if<pgoutput::StreamCommit>(&message))
+      confirmable = c->end_lsn;
     on_message(frame, message);
   }
-  return absl::DeadlineExceededError(absl::StrCat("stream did not reach ", until.ToString()));
+  return absl::DeadlineExceededError(
+      absl::StrCat("stream did not reach ", until.ToString()));
 }
 
 }  // namespace cdc

@@ -33,8 +33,12 @@ std::string Render(const pgoutput::Tuple& tuple) {
   std::vector<std::string> parts;
   for (const pgoutput::Value& v : tuple) {
     switch (v.kind) {
-      case pgoutput::Value::Kind::kNull: parts.push_back("NULL"); break;
-      case pgoutput::Value::Kind::kUnchangedToast: parts.push_back("TOAST"); break;
+      case pgoutput::Value::Kind::kNull:
+        parts.push_back("NULL");
+        break;
+      case pgoutput::Value::Kind::kUnchangedToast:
+        parts.push_back("TOAST");
+        break;
       default:
         parts.push_back(v.data.size() > 100 ? absl::StrCat("<", v.data.size(), " bytes>")
                                             : v.data);
@@ -65,8 +69,8 @@ struct Renderer {
   void operator()(const pgoutput::Relation& m) {
     std::vector<std::string> cols;
     for (const auto& c : m.columns) cols.push_back(c.name);
-    out.lines.push_back(absl::StrCat("RELATION ", m.schema, ".", m.name, " ",
-                                     absl::StrJoin(cols, ",")));
+    out.lines.push_back(
+        absl::StrCat("RELATION ", m.schema, ".", m.name, " ", absl::StrJoin(cols, ",")));
     cache.Apply(m);
   }
   void Tuple(const char* what, uint32_t oid, const pgoutput::Tuple& t) {
@@ -77,9 +81,13 @@ struct Renderer {
       if (v.data.size() > 100) out.long_values.push_back(v.data);
     }
   }
-  void operator()(const pgoutput::Insert& m) { Tuple("INSERT", m.relation_oid, m.new_tuple); }
+  void operator()(const pgoutput::Insert& m) {
+    Tuple("INSERT", m.relation_oid, m.new_tuple);
+  }
   void operator()(const pgoutput::Update& m) {
-    if (m.old_kind) Tuple(m.old_kind == 'K' ? "UPDATE-OLD-KEY" : "UPDATE-OLD", m.relation_oid, m.old_tuple);
+    if (m.old_kind)
+      Tuple(m.old_kind == 'K' ? "UPDATE-OLD-KEY" : "UPDATE-OLD", m.relation_oid,
+            m.old_tuple);
     Tuple("UPDATE", m.relation_oid, m.new_tuple);
   }
   void operator()(const pgoutput::Delete& m) {
@@ -87,9 +95,10 @@ struct Renderer {
   }
   void operator()(const pgoutput::Truncate& m) {
     std::vector<std::string> names;
-    for (uint32_t oid : m.relation_oids) names.push_back(ValueOrDie(cache.Find(oid))->name);
-    out.lines.push_back(absl::StrCat("TRUNCATE ", absl::StrJoin(names, ","), " options=",
-                                     m.options));
+    for (uint32_t oid : m.relation_oids)
+      names.push_back(ValueOrDie(cache.Find(oid))->name);
+    out.lines.push_back(
+        absl::StrCat("TRUNCATE ", absl::StrJoin(names, ","), " options=", m.options));
   }
   void operator()(const pgoutput::Message& m) {
     out.lines.push_back(absl::StrCat("MESSAGE ", m.flags, " ", m.prefix, " ", m.content));
@@ -112,7 +121,8 @@ TEST(DecodedScriptTest, EveryTransactionDecodesExactlyInCommitOrder) {
     CREATE TABLE other (id int PRIMARY KEY, v text);
     CREATE PUBLICATION pub FOR TABLE outbox
       WITH (publish = 'insert, update, delete, truncate');
-  )sql").ok());
+  )sql")
+                  .ok());
   auto stream = ValueOrDie(ReplicationStream::Connect(cluster->conninfo()));
   ASSERT_TRUE(stream->EnsureSlot("s", true).ok());
 
@@ -137,14 +147,20 @@ TEST(DecodedScriptTest, EveryTransactionDecodesExactlyInCommitOrder) {
        '{"name": "Zoë ✓ 日本"}', NULL, '2026-01-02 03:04:05+00', NULL),
       ('00000000-0000-0000-0000-000000000003', 'user', 'u-1', 'Named', '"just a string"',
        '{}', '1999-12-31 23:59:59.999999+00', '\x'))sql");
-  ASSERT_TRUE(sql->Exec("BEGIN; INSERT INTO outbox VALUES ('00000000-0000-0000-0000-0000000000ff',"
-                        " 'x', 'x', 'RolledBack', '{}', NULL, now(), NULL); ROLLBACK").ok());
-  std::string x2 = tx("INSERT INTO outbox VALUES ('00000000-0000-0000-0000-000000000004', "
-                      "'order', 'o-1', 'Big', " + big + ", NULL, '2026-01-01 00:00:00+00', NULL)");
+  ASSERT_TRUE(
+      sql->Exec(
+             "BEGIN; INSERT INTO outbox VALUES ('00000000-0000-0000-0000-0000000000ff',"
+             " 'x', 'x', 'RolledBack', '{}', NULL, now(), NULL); ROLLBACK")
+          .ok());
+  std::string x2 =
+      tx("INSERT INTO outbox VALUES ('00000000-0000-0000-0000-000000000004', "
+         "'order', 'o-1', 'Big', " +
+         big + ", NULL, '2026-01-01 00:00:00+00', NULL)");
   ASSERT_TRUE(sql->Exec("ALTER TABLE outbox ADD COLUMN extra text").ok());
-  std::string x3 = tx("INSERT INTO outbox VALUES ('00000000-0000-0000-0000-000000000005', "
-                      "'order', 'o-3', 'Widened', '[]', NULL, '2026-01-01 00:00:00+00', NULL, "
-                      "'more')");
+  std::string x3 =
+      tx("INSERT INTO outbox VALUES ('00000000-0000-0000-0000-000000000005', "
+         "'order', 'o-3', 'Widened', '[]', NULL, '2026-01-01 00:00:00+00', NULL, "
+         "'more')");
   std::string x4 = tx(R"sql(
     UPDATE outbox SET event_type = 'Touched' WHERE id = '00000000-0000-0000-0000-000000000004';
     DELETE FROM outbox WHERE id = '00000000-0000-0000-0000-000000000003')sql");
@@ -158,7 +174,8 @@ TEST(DecodedScriptTest, EveryTransactionDecodesExactlyInCommitOrder) {
     INSERT INTO outbox VALUES ('00000000-0000-0000-0000-000000000007', 'order', 'o-5',
       'InsertThenDelete', '{}', NULL, '2026-01-01 00:00:00+00', NULL, NULL);
     DELETE FROM outbox WHERE id = '00000000-0000-0000-0000-000000000007')sql");
-  Lsn until = ValueOrDie(Lsn::Parse(ValueOrDie(sql->Value("SELECT pg_current_wal_insert_lsn()"))));
+  Lsn until = ValueOrDie(
+      Lsn::Parse(ValueOrDie(sql->Value("SELECT pg_current_wal_insert_lsn()"))));
 
   StartOptions options;
   options.slot = "s";
@@ -170,7 +187,8 @@ TEST(DecodedScriptTest, EveryTransactionDecodesExactlyInCommitOrder) {
   ASSERT_TRUE(CatchUp(*stream, until, absl::Now() + absl::Seconds(60),
                       [&](const XLogData&, const pgoutput::PgOutputMessage& m) {
                         std::visit(Renderer{got, cache}, m);
-                      }).ok());
+                      })
+                  .ok());
 
   const std::string cols8 =
       "id,aggregate_type,aggregate_id,event_type,payload,headers,created_at,blob";
@@ -178,15 +196,18 @@ TEST(DecodedScriptTest, EveryTransactionDecodesExactlyInCommitOrder) {
   std::vector<std::string> want = {
       "BEGIN " + x1,
       "RELATION public.outbox " + cols8,
-      "INSERT outbox 00000000-0000-0000-0000-000000000001|order|o-1|Created|{\"total\": 10}|"
+      "INSERT outbox 00000000-0000-0000-0000-000000000001|order|o-1|Created|{\"total\": "
+      "10}|"
       "{\"trace\": \"t1\"}|2026-01-02 03:04:05.123456+00|\\x00ff10",
       "INSERT outbox 00000000-0000-0000-0000-000000000002|order|o-2|Created|"
       "{\"name\": \"Zoë ✓ 日本\"}|NULL|2026-01-02 03:04:05+00|NULL",
-      "INSERT outbox 00000000-0000-0000-0000-000000000003|user|u-1|Named|\"just a string\"|"
+      "INSERT outbox 00000000-0000-0000-0000-000000000003|user|u-1|Named|\"just a "
+      "string\"|"
       "{}|1999-12-31 23:59:59.999999+00|\\x",
       "COMMIT",
       "BEGIN " + x2,
-      "INSERT outbox 00000000-0000-0000-0000-000000000004|order|o-1|Big|<12812 bytes>|NULL|"
+      "INSERT outbox 00000000-0000-0000-0000-000000000004|order|o-1|Big|<12812 "
+      "bytes>|NULL|"
       "2026-01-01 00:00:00+00|NULL",
       "COMMIT",
       "BEGIN " + x3,
@@ -197,7 +218,8 @@ TEST(DecodedScriptTest, EveryTransactionDecodesExactlyInCommitOrder) {
       "BEGIN " + x4,
       "UPDATE outbox 00000000-0000-0000-0000-000000000004|order|o-1|Touched|TOAST|NULL|"
       "2026-01-01 00:00:00+00|NULL|NULL",
-      "DELETE-KEY outbox 00000000-0000-0000-0000-000000000003|NULL|NULL|NULL|NULL|NULL|NULL|"
+      "DELETE-KEY outbox "
+      "00000000-0000-0000-0000-000000000003|NULL|NULL|NULL|NULL|NULL|NULL|"
       "NULL|NULL",
       "COMMIT",
       "BEGIN " + x5,
@@ -207,13 +229,16 @@ TEST(DecodedScriptTest, EveryTransactionDecodesExactlyInCommitOrder) {
       "BEGIN " + x6,
       "MESSAGE 1 outbox in a transaction",
       "RELATION public.outbox " + cols9,
-      "INSERT outbox 00000000-0000-0000-0000-000000000006|order|o-4|AfterTruncate|{}|NULL|"
+      "INSERT outbox "
+      "00000000-0000-0000-0000-000000000006|order|o-4|AfterTruncate|{}|NULL|"
       "2026-01-01 00:00:00+00|NULL|NULL",
       "COMMIT",
       "BEGIN " + x8,
-      "INSERT outbox 00000000-0000-0000-0000-000000000007|order|o-5|InsertThenDelete|{}|NULL|"
+      "INSERT outbox "
+      "00000000-0000-0000-0000-000000000007|order|o-5|InsertThenDelete|{}|NULL|"
       "2026-01-01 00:00:00+00|NULL|NULL",
-      "DELETE-KEY outbox 00000000-0000-0000-0000-000000000007|NULL|NULL|NULL|NULL|NULL|NULL|"
+      "DELETE-KEY outbox "
+      "00000000-0000-0000-0000-000000000007|NULL|NULL|NULL|NULL|NULL|NULL|"
       "NULL|NULL",
       "COMMIT",
   };

@@ -20,7 +20,8 @@ TEST(FramingTest, XLogDataRoundTrips) {
 }
 
 TEST(FramingTest, XLogDataMayHaveAnEmptyPayload) {
-  absl::StatusOr<ServerMessage> got = ParseServerMessage(BuildXLogData({Lsn(1), Lsn(2), 3, ""}));
+  absl::StatusOr<ServerMessage> got =
+      ParseServerMessage(BuildXLogData({Lsn(1), Lsn(2), 3, ""}));
   ASSERT_TRUE(got.ok());
   EXPECT_TRUE(std::get<XLogData>(*got).payload.empty());
 }
@@ -44,8 +45,9 @@ TEST(FramingTest, KeepaliveKnownBytes) {
 TEST(FramingTest, StandbyStatusRoundTripsAndHasTheDocumentedLayout) {
   StandbyStatus m{Lsn(1), Lsn(2), Lsn(3), 4, true};
   std::string bytes = BuildStandbyStatus(m);
-  EXPECT_EQ(bytes, "r\0\0\0\0\0\0\0\x01\0\0\0\0\0\0\0\x02\0\0\0\0\0\0\0\x03"
-                   "\0\0\0\0\0\0\0\x04\x01"s);
+  EXPECT_EQ(bytes,
+            "r\0\0\0\0\0\0\0\x01\0\0\0\0\0\0\0\x02\0\0\0\0\0\0\0\x03"
+            "\0\0\0\0\0\0\0\x04\x01"s);
   absl::StatusOr<StandbyStatus> got = ParseStandbyStatus(bytes);
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(*got, m);

@@ -26,8 +26,8 @@ TEST(LsnTest, FormatsLikeTheServer) {
 }
 
 TEST(LsnTest, RoundTrips) {
-  for (uint64_t v : {uint64_t{0}, uint64_t{1}, uint64_t{0xFFFFFFFF}, uint64_t{0x100000000},
-                     uint64_t{0xDEADBEEFCAFEF00D}, ~uint64_t{0}}) {
+  for (uint64_t v : {uint64_t{0}, uint64_t{1}, uint64_t{0xFFFFFFFF},
+                     uint64_t{0x100000000}, uint64_t{0xDEADBEEFCAFEF00D}, ~uint64_t{0}}) {
     EXPECT_EQ(Lsn::Parse(Lsn(v).ToString())->value(), v);
   }
 }

@@ -115,8 +115,9 @@ TEST(GoldenProto1Test, RelationTypeAndFirstInserts) {
   EXPECT_EQ(outbox.schema, "public");
   EXPECT_EQ(outbox.name, "outbox");
   EXPECT_EQ(outbox.replica_identity, 'd');
-  EXPECT_THAT(Names(outbox), ElementsAre("id", "aggregate_type", "aggregate_id", "event_type",
-                                         "payload", "headers", "created_at", "blob", "feeling"));
+  EXPECT_THAT(Names(outbox),
+              ElementsAre("id", "aggregate_type", "aggregate_id", "event_type", "payload",
+                          "headers", "created_at", "blob", "feeling"));
   EXPECT_EQ(outbox.columns[0].flags, 1);  // Primary key = replica identity.
   EXPECT_EQ(outbox.columns[1].flags, 0);
   EXPECT_EQ(outbox.columns[0].type_oid, 2950u);  // uuid
@@ -129,16 +130,18 @@ TEST(GoldenProto1Test, RelationTypeAndFirstInserts) {
   const auto& first = std::get<Insert>(stream[3].message);
   EXPECT_EQ(first.relation_oid, outbox.oid);
   EXPECT_FALSE(first.xid.has_value());
-  EXPECT_THAT(first.new_tuple,
-              ElementsAre(Text("11111111-1111-1111-1111-111111111111"), Text("order"),
-                          Text("o-1"), Text("OrderCreated"), Text("{\"total\": 10}"),
-                          Text("{\"trace\": \"t1\"}"), Text("2026-01-02 03:04:05.123456+00"),
-                          Text("\\x00ff10"), Text("happy")));
+  EXPECT_THAT(
+      first.new_tuple,
+      ElementsAre(Text("11111111-1111-1111-1111-111111111111"), Text("order"),
+                  Text("o-1"), Text("OrderCreated"), Text("{\"total\": 10}"),
+                  Text("{\"trace\": \"t1\"}"), Text("2026-01-02 03:04:05.123456+00"),
+                  Text("\\x00ff10"), Text("happy")));
   const auto& second = std::get<Insert>(stream[4].message);
-  EXPECT_THAT(second.new_tuple,
-              ElementsAre(Text("22222222-2222-2222-2222-222222222222"), Text("order"),
-                          Text("o-2"), Text("OrderCreated"), Text("{\"name\": \"Zoë ✓\"}"), kNull,
-                          Text("2026-01-02 03:04:05+00"), kNull, kNull));
+  EXPECT_THAT(
+      second.new_tuple,
+      ElementsAre(Text("22222222-2222-2222-2222-222222222222"), Text("order"),
+                  Text("o-2"), Text("OrderCreated"), Text("{\"name\": \"Zoë ✓\"}"), kNull,
+                  Text("2026-01-02 03:04:05+00"), kNull, kNull));
 }
 
 TEST(GoldenProto1Test, ToastedValueArrivesWholeOnInsertAndAsUnchangedOnUpdate) {
@@ -239,12 +242,13 @@ TEST(GoldenBinaryTest, ValuesUseTheTypesSendFormat) {
   ASSERT_GE(inserts.size(), 1u);
   const Tuple& t = inserts[0].new_tuple;
   ASSERT_EQ(t.size(), 9u);
-  EXPECT_EQ(t[0], (Value{Value::Kind::kBinary, std::string(16, '\x11')}));  // uuid: 16 bytes
+  EXPECT_EQ(t[0],
+            (Value{Value::Kind::kBinary, std::string(16, '\x11')}));  // uuid: 16 bytes
   EXPECT_EQ(t[1], (Value{Value::Kind::kBinary, "order"}));
   EXPECT_EQ(t[4].data.substr(0, 1), "\x01");  // jsonb send format: version byte 1
   EXPECT_EQ(t[7], (Value{Value::Kind::kBinary, "\x00\xff\x10"s}));  // bytea: raw bytes
-  EXPECT_EQ(t[6].data.size(), 8u);                                   // timestamptz: int64
-  EXPECT_TRUE(All<Message>(stream).empty());  // messages option off
+  EXPECT_EQ(t[6].data.size(), 8u);                                  // timestamptz: int64
+  EXPECT_TRUE(All<Message>(stream).empty());                        // messages option off
 }
 
 TEST(GoldenStreamTest, LargeTransactionsAreStreamedInBlocks) {

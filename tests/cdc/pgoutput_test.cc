@@ -31,23 +31,30 @@ std::vector<Sample> Samples() {
       {Begin{Lsn(0x1'0000'0ABC), t, 742}, false},
       {Commit{0, Lsn(0x1'0000'0ABC), Lsn(0x1'0000'0AF0), t}, false},
       {Origin{Lsn(0x5000), "node_a"}, false},
-      {Relation{std::nullopt, 16384, "public", "outbox", 'd',
+      {Relation{std::nullopt,
+                16384,
+                "public",
+                "outbox",
+                'd',
                 {{1, "id", 2950, -1}, {0, "payload", 3802, -1}, {0, "n", 1043, 36}}},
        false},
       {Relation{99u, 16384, "", "t", 'f', {}}, true},
       {Type{std::nullopt, 16500, "public", "mood"}, false},
       {Type{7u, 16500, "s", "mood"}, true},
-      {Insert{std::nullopt, 16384,
+      {Insert{std::nullopt,
+              16384,
               {Text("a"), Null(), Binary("\x00\x01\xff"s), Text("ünïcødé ✓"), Text("")}},
        false},
       {Insert{1234u, 16384, {Text("x")}}, true},
       {Update{std::nullopt, 16384, 0, {}, {Text("1"), Toast(), Null()}}, false},
-      {Update{std::nullopt, 16384, 'K', {Text("old-key"), Null()}, {Text("new"), Text("v")}},
+      {Update{
+           std::nullopt, 16384, 'K', {Text("old-key"), Null()}, {Text("new"), Text("v")}},
        false},
       {Update{5u, 16384, 'O', {Text("1"), Text("a")}, {Text("1"), Text("b")}}, true},
       {Delete{std::nullopt, 16384, 'K', {Text("1"), Null()}}, false},
       {Delete{9u, 16384, 'O', {Text("1"), Text("all")}}, true},
-      {Truncate{std::nullopt, Truncate::kCascade | Truncate::kRestartIdentity, {16384, 16390}},
+      {Truncate{
+           std::nullopt, Truncate::kCascade | Truncate::kRestartIdentity, {16384, 16390}},
        false},
       {Truncate{3u, 0, {}}, true},
       {Message{std::nullopt, Message::kTransactional, Lsn(0x7777), "outbox", "hello\0x"s},
@@ -71,7 +78,8 @@ TEST(PgOutputTest, EveryMessageRoundTrips) {
     EXPECT_EQ(Encode(*got), bytes) << MessageName(s.message);
     seen[s.message.index()] = true;
   }
-  for (size_t i = 0; i < seen.size(); ++i) EXPECT_TRUE(seen[i]) << "no sample of type " << i;
+  for (size_t i = 0; i < seen.size(); ++i)
+    EXPECT_TRUE(seen[i]) << "no sample of type " << i;
 }
 
 TEST(PgOutputTest, KnownBytesOfBegin) {
@@ -86,7 +94,8 @@ TEST(PgOutputTest, TruncationAtEveryOffsetIsDataLoss) {
   for (const Sample& s : Samples()) {
     std::string bytes = Encode(s.message);
     for (size_t n = 0; n < bytes.size(); ++n) {
-      absl::StatusOr<PgOutputMessage> got = Decode(bytes.substr(0, n), {s.in_stream_block});
+      absl::StatusOr<PgOutputMessage> got =
+          Decode(bytes.substr(0, n), {s.in_stream_block});
       ASSERT_FALSE(got.ok()) << MessageName(s.message) << " cut to " << n << " bytes";
       EXPECT_EQ(got.status().code(), absl::StatusCode::kDataLoss);
       if (n > 0) {
@@ -114,7 +123,8 @@ TEST(PgOutputTest, UnknownTagIsDataLoss) {
   absl::StatusOr<PgOutputMessage> got = Decode("Z123", {});
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.status().code(), absl::StatusCode::kDataLoss);
-  EXPECT_EQ(got.status().message(), "unknown pgoutput message type 0x5a at byte offset 0");
+  EXPECT_EQ(got.status().message(),
+            "unknown pgoutput message type 0x5a at byte offset 0");
   EXPECT_EQ(Decode("", {}).status().code(), absl::StatusCode::kDataLoss);
 }
 
@@ -130,9 +140,10 @@ TEST(PgOutputTest, UnknownTupleKindNamesColumnAndOffset) {
   w.U8('I').BE32(16384).U8('N').BE16(2).U8('n').U8('x');
   absl::StatusOr<PgOutputMessage> got = Decode(w.data(), {});
   ASSERT_FALSE(got.ok());
-  EXPECT_EQ(got.status().message(),
-            "pgoutput Insert message: unknown tuple column kind 0x78 for column 1 at byte "
-            "offset 9");
+  EXPECT_EQ(
+      got.status().message(),
+      "pgoutput Insert message: unknown tuple column kind 0x78 for column 1 at byte "
+      "offset 9");
 }
 
 TEST(PgOutputTest, WrongTupleTagsAreDataLoss) {
@@ -183,14 +194,16 @@ TEST(PgOutputTest, StreamDecoderTracksBlocks) {
   StreamDecoder decoder;
   ASSERT_TRUE(decoder.Decode(Encode(StreamStart{10, 1})).ok());
   EXPECT_TRUE(decoder.in_stream_block());
-  absl::StatusOr<PgOutputMessage> insert = decoder.Decode(Encode(Insert{10u, 5, {Null()}}));
+  absl::StatusOr<PgOutputMessage> insert =
+      decoder.Decode(Encode(Insert{10u, 5, {Null()}}));
   ASSERT_TRUE(insert.ok()) << insert.status();
   EXPECT_EQ(std::get<Insert>(*insert).xid, 10u);
   EXPECT_FALSE(decoder.Decode(Encode(StreamStart{11, 1})).ok());
   ASSERT_TRUE(decoder.Decode(Encode(StreamStop{})).ok());
   EXPECT_FALSE(decoder.in_stream_block());
   EXPECT_FALSE(decoder.Decode(Encode(StreamStop{})).ok());
-  absl::StatusOr<PgOutputMessage> plain = decoder.Decode(Encode(Insert{std::nullopt, 5, {}}));
+  absl::StatusOr<PgOutputMessage> plain =
+      decoder.Decode(Encode(Insert{std::nullopt, 5, {}}));
   ASSERT_TRUE(plain.ok()) << plain.status();
   EXPECT_FALSE(std::get<Insert>(*plain).xid.has_value());
 }

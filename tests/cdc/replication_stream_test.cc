@@ -37,10 +37,10 @@ constexpr char kOutboxTable[] = R"sql(
   CREATE TABLE other (id int PRIMARY KEY, v text);
 )sql";
 
-#define ASSERT_OK(expr)                              \
-  do {                                               \
-    absl::Status _s = (expr);                        \
-    ASSERT_TRUE(_s.ok()) << #expr << ": " << _s;     \
+#define ASSERT_OK(expr)                          \
+  do {                                           \
+    absl::Status _s = (expr);                    \
+    ASSERT_TRUE(_s.ok()) << #expr << ": " << _s; \
   } while (0)
 
 template <typename T>
@@ -75,7 +75,10 @@ class ReplicationStreamTest : public ::testing::Test {
     return stream;
   }
 
-  Lsn CurrentLsn() { return ValueOrDie(Lsn::Parse(ValueOrDie(session_->Value("SELECT pg_current_wal_insert_lsn()")))); }
+  Lsn CurrentLsn() {
+    return ValueOrDie(
+        Lsn::Parse(ValueOrDie(session_->Value("SELECT pg_current_wal_insert_lsn()"))));
+  }
 
   std::string SlotValue(const std::string& column) {
     return ValueOrDie(session_->Value(
@@ -110,7 +113,8 @@ TEST_F(ReplicationStreamTest, ConnectsWithConninfoOrUriAndIdentifiesTheSystem) {
 }
 
 TEST_F(ReplicationStreamTest, UnreachableServerIsUnavailable) {
-  auto stream = ReplicationStream::Connect("host=127.0.0.1 port=1 connect_timeout=5 password=hunter2");
+  auto stream = ReplicationStream::Connect(
+      "host=127.0.0.1 port=1 connect_timeout=5 password=hunter2");
   ASSERT_FALSE(stream.ok());
   EXPECT_EQ(stream.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(stream.status().message(), HasSubstr("cannot connect to PostgreSQL"));
@@ -141,7 +145,8 @@ TEST_F(ReplicationStreamTest, PublicationAndSlotAreCreatedOnlyWhenAllowed) {
   auto stream = Connect();
   absl::Status s = stream->EnsurePublication("pub", {"public.outbox"}, false);
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(s.message(), HasSubstr("CREATE PUBLICATION \"pub\" FOR TABLE \"public\".\"outbox\""));
+  EXPECT_THAT(s.message(),
+              HasSubstr("CREATE PUBLICATION \"pub\" FOR TABLE \"public\".\"outbox\""));
   s = stream->EnsureSlot("s", false);
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(s.message(), HasSubstr("does not exist"));
@@ -170,12 +175,14 @@ TEST_F(ReplicationStreamTest, MissingTableAndBadNamesAreClearErrors) {
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(s.message(), HasSubstr("no_such_table"));
   EXPECT_THAT(s.message(), HasSubstr("create the outbox table first"));
-  EXPECT_EQ(stream->EnsureSlot("Bad-Name", true).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(stream->EnsureSlot("Bad-Name", true).code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(ReplicationStreamTest, SlotOfAnotherPluginIsFailedPrecondition) {
-  ASSERT_OK(session_->Exec("SELECT pg_create_logical_replication_slot('s', 'test_decoding')")
-                .status());
+  ASSERT_OK(
+      session_->Exec("SELECT pg_create_logical_replication_slot('s', 'test_decoding')")
+          .status());
   absl::Status s = Connect()->EnsureSlot("s", true);
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(s.message(), HasSubstr("uses plugin test_decoding, not pgoutput"));
@@ -211,13 +218,16 @@ TEST_F(ReplicationStreamTest, AnswersKeepalivesSoWalSenderTimeoutNeverFires) {
     auto m = stream->Read(until);
     ASSERT_TRUE(m.ok()) << m.status();
     if (m->has_value()) {
-      if (auto* k = std::get_if<Keepalive>(&**m); k && k->reply_requested) ++replies_requested;
+      if (auto* k = std::get_if<Keepalive>(&**m); k && k->reply_requested)
+        ++replies_requested;
     }
   }
   EXPECT_GE(replies_requested, 2);
   // Still alive: a new row arrives.
-  ASSERT_OK(session_->Exec("INSERT INTO outbox (aggregate_type, aggregate_id, event_type, "
-                           "payload) VALUES ('a', 'b', 'c', '{}')").status());
+  ASSERT_OK(session_
+                ->Exec("INSERT INTO outbox (aggregate_type, aggregate_id, event_type, "
+                       "payload) VALUES ('a', 'b', 'c', '{}')")
+                .status());
   int inserts = 0;
   ASSERT_OK(CatchUp(*stream, CurrentLsn(), absl::Now() + absl::Seconds(30),
                     [&](const XLogData&, const pgoutput::PgOutputMessage& m) {
@@ -228,13 +238,17 @@ TEST_F(ReplicationStreamTest, AnswersKeepalivesSoWalSenderTimeoutNeverFires) {
 
 TEST_F(ReplicationStreamTest, StatusUpdatesMoveTheSlotAndStopIsClean) {
   auto stream = StartStream();
-  ASSERT_OK(session_->Exec("INSERT INTO outbox (aggregate_type, aggregate_id, event_type, "
-                           "payload) VALUES ('a', 'b', 'c', '{}')").status());
+  ASSERT_OK(session_
+                ->Exec("INSERT INTO outbox (aggregate_type, aggregate_id, event_type, "
+                       "payload) VALUES ('a', 'b', 'c', '{}')")
+                .status());
   Lsn end;
-  ASSERT_OK(CatchUp(*stream, CurrentLsn(), absl::Now() + absl::Seconds(30),
-                    [&](const XLogData&, const pgoutput::PgOutputMessage& m) {
-                      if (auto* c = std::get_if<pgoutput::Commit>(&m)) end = c->end_lsn;
-                    }, /*confirm=*/false));
+  ASSERT_OK(CatchUp(
+      *stream, CurrentLsn(), absl::Now() + absl::Seconds(30),
+      [&](const XLogData&, const pgoutput::PgOutputMessage& m) {
+        if (auto* c = std::get_if<pgoutput::Commit>(&m)) end = c->end_lsn;
+      },
+      /*confirm=*/false));
   ASSERT_TRUE(end.is_valid());
   Lsn before = ValueOrDie(Lsn::Parse(SlotValue("confirmed_flush_lsn")));
   EXPECT_LT(before, end) << "nothing confirmed yet";

@@ -38,11 +38,14 @@ struct ApiKeyName {
 
 // The request types worth failing in tests (Kafka protocol API keys).
 constexpr ApiKeyName kApiKeys[] = {
-    {"Produce", 0},        {"Fetch", 1},           {"ListOffsets", 2},
-    {"Metadata", 3},       {"OffsetCommit", 8},    {"OffsetFetch", 9},
-    {"FindCoordinator", 10}, {"JoinGroup", 11},    {"Heartbeat", 12},
-    {"SyncGroup", 14},     {"ApiVersions", 18},    {"CreateTopics", 19},
-    {"InitProducerId", 22}, {"AddPartitionsToTxn", 24}, {"EndTxn", 26},
+    {"Produce", 0},          {"Fetch", 1},
+    {"ListOffsets", 2},      {"Metadata", 3},
+    {"OffsetCommit", 8},     {"OffsetFetch", 9},
+    {"FindCoordinator", 10}, {"JoinGroup", 11},
+    {"Heartbeat", 12},       {"SyncGroup", 14},
+    {"ApiVersions", 18},     {"CreateTopics", 19},
+    {"InitProducerId", 22},  {"AddPartitionsToTxn", 24},
+    {"EndTxn", 26},
 };
 
 std::optional<int> ParseInt(const std::string& s) {
@@ -98,7 +101,8 @@ class MockKafka {
     if (cmd == "rtt") return Rtt(args);
     if (cmd == "errors") return Errors(args);
     if (cmd == "clear-errors") return ClearErrors(args);
-    return "unknown command \"" + cmd + "\" (topic, down, up, rtt, errors, clear-errors, quit)";
+    return "unknown command \"" + cmd +
+           "\" (topic, down, up, rtt, errors, clear-errors, quit)";
   }
 
  private:
@@ -119,15 +123,16 @@ class MockKafka {
   }
 
   std::string Topic(const std::vector<std::string>& args) {
-    if (args.size() < 3 || args.size() > 4) return "usage: topic NAME PARTITIONS [REPLICATION]";
+    if (args.size() < 3 || args.size() > 4)
+      return "usage: topic NAME PARTITIONS [REPLICATION]";
     auto partitions = ParseInt(args[2]);
     auto replication = args.size() == 4 ? ParseInt(args[3]) : std::optional<int>(1);
     if (!partitions || *partitions < 1) return "PARTITIONS must be a positive number";
     if (!replication || *replication < 1 || *replication > brokers_) {
       return "REPLICATION must be between 1 and the number of brokers";
     }
-    return FromErr(rd_kafka_mock_topic_create(cluster_, args[1].c_str(), *partitions,
-                                              *replication));
+    return FromErr(
+        rd_kafka_mock_topic_create(cluster_, args[1].c_str(), *partitions, *replication));
   }
 
   std::string UpDown(const std::vector<std::string>& args, bool up) {

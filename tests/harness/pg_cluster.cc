@@ -26,7 +26,8 @@ absl::StatusOr<std::string> RunCommand(const std::string& command) {
   while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
   int rc = pclose(p);
   if (rc != 0) {
-    return absl::InternalError(absl::StrCat("command failed (", rc, "): ", command, "\n", out));
+    return absl::InternalError(
+        absl::StrCat("command failed (", rc, "): ", command, "\n", out));
   }
   return out;
 }
@@ -51,14 +52,16 @@ absl::StatusOr<Rows> PgSession::Exec(const std::string& sql) {
       rows.assign(PQntuples(r), {});
       for (int i = 0; i < PQntuples(r); ++i) {
         for (int j = 0; j < PQnfields(r); ++j) {
-          rows[i].push_back(PQgetisnull(r, i, j) ? std::nullopt
-                                                 : std::optional<std::string>(PQgetvalue(r, i, j)));
+          rows[i].push_back(PQgetisnull(r, i, j)
+                                ? std::nullopt
+                                : std::optional<std::string>(PQgetvalue(r, i, j)));
         }
       }
     } else if (st == PGRES_COMMAND_OK) {
       rows.clear();
     } else if (error.empty()) {
-      error = absl::StrCat(absl::StripAsciiWhitespace(PQresultErrorMessage(r)), " [", sql, "]");
+      error = absl::StrCat(absl::StripAsciiWhitespace(PQresultErrorMessage(r)), " [", sql,
+                           "]");
     }
     PQclear(r);
   }
@@ -77,7 +80,8 @@ absl::StatusOr<std::string> PgSession::Value(const std::string& sql) {
 
 absl::StatusOr<std::unique_ptr<PgCluster>> PgCluster::Start(
     const std::vector<std::string>& settings) {
-  std::string command = absl::StrCat(HarnessPath("pg_cluster.sh"), " start --owner ", getpid());
+  std::string command =
+      absl::StrCat(HarnessPath("pg_cluster.sh"), " start --owner ", getpid());
   for (const std::string& s : settings) absl::StrAppend(&command, " -c ", s);
   absl::StatusOr<std::string> out = RunCommand(command);
   if (!out.ok()) return out.status();
@@ -87,7 +91,8 @@ absl::StatusOr<std::unique_ptr<PgCluster>> PgCluster::Start(
     if (absl::ConsumePrefix(&line, "PG_CLUSTER_DIR=")) dir = std::string(line);
     if (absl::ConsumePrefix(&line, "PGPORT=") && !absl::SimpleAtoi(line, &port)) port = 0;
   }
-  if (dir.empty() || port == 0) return absl::InternalError("unexpected pg_cluster.sh output: " + *out);
+  if (dir.empty() || port == 0)
+    return absl::InternalError("unexpected pg_cluster.sh output: " + *out);
   return std::unique_ptr<PgCluster>(new PgCluster(dir, port));
 }
 
@@ -105,7 +110,8 @@ std::string PgCluster::uri(const std::string& database) const {
                       "?connect_timeout=10");
 }
 
-absl::StatusOr<std::unique_ptr<PgSession>> PgCluster::Connect(const std::string& database) {
+absl::StatusOr<std::unique_ptr<PgSession>> PgCluster::Connect(
+    const std::string& database) {
   PGconn* conn = PQconnectdb(conninfo(database).c_str());
   if (PQstatus(conn) != CONNECTION_OK) {
     std::string why = PQerrorMessage(conn);
@@ -128,7 +134,8 @@ absl::StatusOr<std::string> PgCluster::Value(const std::string& sql) {
 }
 
 absl::Status PgCluster::Restart(const std::string& mode) {
-  return RunCommand(absl::StrCat(HarnessPath("pg_cluster.sh"), " restart ", dir_, " ", mode))
+  return RunCommand(
+             absl::StrCat(HarnessPath("pg_cluster.sh"), " restart ", dir_, " ", mode))
       .status();
 }
 

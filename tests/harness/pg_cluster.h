@@ -48,7 +48,8 @@ class PgCluster {
   const std::string& dir() const { return dir_; }
   int port() const { return port_; }
 
-  absl::StatusOr<std::unique_ptr<PgSession>> Connect(const std::string& database = "postgres");
+  absl::StatusOr<std::unique_ptr<PgSession>> Connect(
+      const std::string& database = "postgres");
   // One-shot convenience over a fresh session.
   absl::StatusOr<Rows> Exec(const std::string& sql);
   absl::StatusOr<std::string> Value(const std::string& sql);

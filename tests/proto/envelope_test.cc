@@ -1,14 +1,14 @@
 // Pins the envelope's field numbers and types to SPEC.md: consumers depend on them.
-#include "outbox/v1/envelope.pb.h"
-
 #include "gtest/gtest.h"
+#include "outbox/v1/envelope.pb.h"
 
 namespace {
 
 using google::protobuf::Descriptor;
 using google::protobuf::FieldDescriptor;
 
-void ExpectField(const Descriptor* d, const char* name, int number, FieldDescriptor::Type type) {
+void ExpectField(const Descriptor* d, const char* name, int number,
+                 FieldDescriptor::Type type) {
   const FieldDescriptor* f = d->FindFieldByName(name);
   ASSERT_NE(f, nullptr) << d->full_name() << "." << name;
   EXPECT_EQ(f->number(), number) << name;
