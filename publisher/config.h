@@ -1,0 +1,77 @@
+// The publisher's configuration: the flags of SPEC.md, each also settable through
+// OUTBOX_<FLAG> in the environment (flags win), and -X key=value passed to
+// librdkafka. Parsing is pure: the caller supplies argv and an environment lookup.
+// Every rejection is kInvalidArgument with one sentence naming the value and what
+// is accepted; main() turns it into exit code 2.
+#ifndef PUBLISHER_CONFIG_H_
+#define PUBLISHER_CONFIG_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "publisher/log.h"
+
+namespace publisher {
+
+enum class OnError { kHalt, kDeadLetter };
+
+// A table as "schema.table".
+struct TableName {
+  std::string schema;
+  std::string table;
+  bool operator==(const TableName&) const = default;
+};
+
+struct ColumnMapping {
+  std::string id = "id";
+  std::string key = "aggregate_id";
+  std::string aggregate_type = "aggregate_type";
+  std::string type = "event_type";
+  std::string payload = "payload";
+  std::string headers = "headers";       // Optional column.
+  std::string timestamp = "created_at";  // Optional column.
+};
+
+struct Config {
+  std::string pg;  // libpq conninfo or URI; "" = PG* environment.
+  std::string slot = "outbox_publisher";
+  std::string publication = "outbox_publisher";
+  std::vector<TableName> tables = {{"public", "outbox"}};
+  bool create = true;
+  std::string brokers = "localhost:9092";
+  std::string topic = "outbox.event.{aggregate_type}";
+  ColumnMapping columns;
+  std::vector<std::pair<std::string, std::string>> kafka_properties;  // -X, in order.
+  int64_t max_in_flight = 100000;
+  int64_t max_in_flight_bytes = 268435456;
+  OnError on_error = OnError::kHalt;
+  std::string dead_letter_topic = "outbox.dead-letter";
+  absl::Duration status_interval = absl::Seconds(10);
+  absl::Duration stats_interval = absl::Seconds(30);
+  LogFormat log_format = LogFormat::kJson;
+  LogLevel log_level = LogLevel::kInfo;
+  bool help = false;
+};
+
+using EnvLookup = std::function<std::optional<std::string>(const std::string& name)>;
+
+// Parses `args` (argv without the program name) over the environment.
+[[nodiscard]] absl::StatusOr<Config> ParseConfig(const std::vector<std::string>& args,
+                                                 const EnvLookup& env);
+
+// The --help text.
+std::string Usage();
+
+// The effective configuration as log fields, with secrets redacted (the password
+// in --pg, and -X properties whose name says password, secret or key).
+std::vector<Field> DescribeConfig(const Config& config);
+
+}  // namespace publisher
+
+#endif  // PUBLISHER_CONFIG_H_
