@@ -1,0 +1,316 @@
+// Mapper: column binding, value conversion and envelope construction.
+#include "publisher/mapper.h"
+
+#include <nlohmann/json.hpp>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "absl/time/time.h"
+#include "cdc/relation_cache.h"
+#include "cdc/status_macros.h"
+#include "google/protobuf/timestamp.pb.h"
+#include "outbox/v1/envelope.pb.h"
+
+namespace publisher {
+namespace {
+
+// Built-in type OIDs (pg_type.dat) of the column types the mapping cares about.
+constexpr uint32_t kByteaOid = 17;
+constexpr uint32_t kTextOid = 25;
+constexpr uint32_t kJsonOid = 114;
+constexpr uint32_t kBpcharOid = 1042;
+constexpr uint32_t kVarcharOid = 1043;
+constexpr uint32_t kTimestampOid = 1114;
+constexpr uint32_t kTimestamptzOid = 1184;
+constexpr uint32_t kJsonbOid = 3802;
+
+using cdc::pgoutput::Relation;
+using cdc::pgoutput::Tuple;
+using cdc::pgoutput::Value;
+
+absl::StatusOr<size_t> RequiredColumn(const Relation& r, const std::string& name,
+                                      absl::string_view flag) {
+  std::optional<size_t> i = cdc::RelationCache::ColumnIndex(r, name);
+  if (!i) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "table ", r.schema, ".", r.name, " has no column \"", name, "\" (--", flag,
+        "): add the column or point --", flag, " at an existing one"));
+  }
+  return *i;
+}
+
+void SetTimestamp(google::protobuf::Timestamp* ts, absl::Time t) {
+  int64_t micros = absl::ToUnixMicros(t);
+  int64_t seconds = micros / 1000000;
+  int64_t rem = micros % 1000000;
+  if (rem < 0) {
+    rem += 1000000;
+    --seconds;
+  }
+  ts->set_seconds(seconds);
+  ts->set_nanos(static_cast<int32_t>(rem * 1000));
+}
+
+// A JSON value as a header value: strings as they are, everything else as JSON text.
+std::string HeaderValue(const nlohmann::json& v) {
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+}  // namespace
+
+bool IsValidTopicName(absl::string_view topic) {
+  if (topic.empty() || topic.size() > 249 || topic == "." || topic == "..") return false;
+  for (char c : topic) {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') {
+      return false;
+    }
+  }
+  return true;
+}
+
+absl::StatusOr<absl::Time> ParsePgTimestamp(absl::string_view text) {
+  // Split off a trailing "+hh[:mm[:ss]]" or "-hh..." offset after the time part.
+  absl::string_view body = text;
+  int offset_seconds = 0;
+  size_t time_start = text.find(' ');
+  size_t sign = text.find_first_of("+-", time_start == absl::string_view::npos ? text.size()
+                                                                              : time_start);
+  if (time_start != absl::string_view::npos && sign != absl::string_view::npos) {
+    body = text.substr(0, sign);
+    absl::string_view off = text.substr(sign + 1);
+    int parts[3] = {0, 0, 0};
+    int n = 0;
+    for (absl::string_view p : absl::StrSplit(off, ':')) {
+      if (n == 3 || p.size() != 2 || !absl::SimpleAtoi(p, &parts[n])) {
+        return absl::InvalidArgumentError(absl::StrCat("unrecognised timestamp \"", text, "\""));
+      }
+      ++n;
+    }
+    offset_seconds = (parts[0] * 3600 + parts[1] * 60 + parts[2]) * (text[sign] == '-' ? -1 : 1);
+  }
+  absl::Time t;
+  std::string err;
+  if (!absl::ParseTime("%Y-%m-%d %H:%M:%E*S", std::string(body), absl::UTCTimeZone(), &t, &err)) {
+    return absl::InvalidArgumentError(absl::StrCat("unrecognised timestamp \"", text,
+                                                   "\": expected ISO DateStyle output"));
+  }
+  return t - absl::Seconds(offset_seconds);
+}
+
+absl::StatusOr<std::string> DecodeByteaHex(absl::string_view text) {
+  if (!absl::ConsumePrefix(&text, "\\x") || text.size() % 2 != 0) {
+    return absl::InvalidArgumentError(
+        "bytea value is not in hex format: set bytea_output = 'hex' on the server");
+  }
+  for (char c : text) {
+    if (!absl::ascii_isxdigit(static_cast<unsigned char>(c))) {
+      return absl::InvalidArgumentError("bytea value has a non-hex digit");
+    }
+  }
+  return absl::HexStringToBytes(text);
+}
+
+absl::StatusOr<BoundRelation> BoundRelation::Bind(const Relation& r, const ColumnMapping& c,
+                                                  const std::string& topic_template) {
+  BoundRelation b;
+  b.schema_ = r.schema;
+  b.table_ = r.name;
+  for (const auto& col : r.columns) b.column_names_.push_back(col.name);
+  ASSIGN_OR_RETURN(b.id_, RequiredColumn(r, c.id, "id-column"));
+  ASSIGN_OR_RETURN(b.key_, RequiredColumn(r, c.key, "key-column"));
+  ASSIGN_OR_RETURN(b.aggregate_type_, RequiredColumn(r, c.aggregate_type, "aggregate-type-column"));
+  ASSIGN_OR_RETURN(b.type_, RequiredColumn(r, c.type, "type-column"));
+  ASSIGN_OR_RETURN(b.payload_, RequiredColumn(r, c.payload, "payload-column"));
+  b.headers_ = cdc::RelationCache::ColumnIndex(r, c.headers);
+  b.timestamp_ = cdc::RelationCache::ColumnIndex(r, c.timestamp);
+
+  switch (r.columns[b.payload_].type_oid) {
+    case kJsonOid:
+    case kJsonbOid: b.payload_type_ = PayloadType::kJson; break;
+    case kTextOid:
+    case kVarcharOid:
+    case kBpcharOid: b.payload_type_ = PayloadType::kText; break;
+    case kByteaOid: b.payload_type_ = PayloadType::kBytea; break;
+    default:
+      return absl::FailedPreconditionError(absl::StrCat(
+          "column ", r.schema, ".", r.name, ".", c.payload, " (--payload-column) has type OID ",
+          r.columns[b.payload_].type_oid, ": use json, jsonb, text or bytea"));
+  }
+  if (b.headers_ && r.columns[*b.headers_].type_oid != kJsonbOid &&
+      r.columns[*b.headers_].type_oid != kJsonOid) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "column ", r.schema, ".", r.name, ".", c.headers, " (--headers-column) must be jsonb"));
+  }
+  if (b.timestamp_ && r.columns[*b.timestamp_].type_oid != kTimestamptzOid &&
+      r.columns[*b.timestamp_].type_oid != kTimestampOid) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "column ", r.schema, ".", r.name, ".", c.timestamp,
+        " (--timestamp-column) must be timestamptz or timestamp"));
+  }
+
+  // Topic template: literal text and {placeholders}, checked by ParseConfig.
+  absl::string_view rest = topic_template;
+  while (!rest.empty()) {
+    size_t open = rest.find('{');
+    if (open == absl::string_view::npos) {
+      b.topic_.push_back({std::string(rest), std::nullopt});
+      break;
+    }
+    if (open > 0) b.topic_.push_back({std::string(rest.substr(0, open)), std::nullopt});
+    size_t close = rest.find('}', open);
+    std::string name(rest.substr(open + 1, close - open - 1));
+    if (name == "schema") {
+      b.topic_.push_back({r.schema, std::nullopt});
+    } else if (name == "table") {
+      b.topic_.push_back({r.name, std::nullopt});
+    } else {
+      ASSIGN_OR_RETURN(size_t i, RequiredColumn(r, name, "topic"));
+      b.topic_.push_back({"", i});
+    }
+    rest.remove_prefix(close + 1);
+  }
+  return b;
+}
+
+absl::StatusOr<OutboxRecord> BoundRelation::Map(const Tuple& tuple, const RowSource& src) const {
+  if (tuple.size() != column_names_.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("row has ", tuple.size(), " columns, table ",
+                                                   schema_, ".", table_, " has ",
+                                                   column_names_.size()));
+  }
+  // Text of column i; nullopt for NULL.
+  auto text = [&](size_t i) -> absl::StatusOr<std::optional<std::string>> {
+    const Value& v = tuple[i];
+    if (v.kind == Value::Kind::kNull) return std::optional<std::string>();
+    if (v.kind != Value::Kind::kText) {
+      return absl::InvalidArgumentError(absl::StrCat("column ", column_names_[i],
+                                                     " did not arrive as text"));
+    }
+    return std::optional<std::string>(v.data);
+  };
+  auto required = [&](size_t i) -> absl::StatusOr<std::string> {
+    ASSIGN_OR_RETURN(std::optional<std::string> v, text(i));
+    if (!v) {
+      return absl::InvalidArgumentError(absl::StrCat("column ", column_names_[i], " of ",
+                                                     schema_, ".", table_, " is NULL"));
+    }
+    return *v;
+  };
+
+  outbox::v1::Envelope e;
+  OutboxRecord record;
+  ASSIGN_OR_RETURN(record.id, required(id_));
+  ASSIGN_OR_RETURN(record.key, required(key_));
+  ASSIGN_OR_RETURN(std::optional<std::string> aggregate_type, text(aggregate_type_));
+  ASSIGN_OR_RETURN(std::optional<std::string> event_type, text(type_));
+  ASSIGN_OR_RETURN(std::optional<std::string> payload, text(payload_));
+  e.set_id(record.id);
+  e.set_aggregate_id(record.key);
+  e.set_aggregate_type(aggregate_type.value_or(""));
+  e.set_event_type(event_type.value_or(""));
+
+  switch (payload_type_) {
+    case PayloadType::kJson:
+      e.set_content_type("application/json");
+      e.set_payload(payload.value_or(""));
+      break;
+    case PayloadType::kText:
+      e.set_content_type("text/plain");
+      e.set_payload(payload.value_or(""));
+      break;
+    case PayloadType::kBytea: {
+      e.set_content_type("application/octet-stream");
+      if (payload) {
+        absl::StatusOr<std::string> raw = DecodeByteaHex(*payload);
+        if (!raw.ok()) {
+          return absl::InvalidArgumentError(absl::StrCat("column ", column_names_[payload_], ": ",
+                                                         raw.status().message()));
+        }
+        e.set_payload(*raw);
+      }
+      break;
+    }
+  }
+
+  record.headers = {{"id", record.id},
+                    {"event_type", e.event_type()},
+                    {"content_type", kEnvelopeContentType}};
+  if (headers_) {
+    ASSIGN_OR_RETURN(std::optional<std::string> h, text(*headers_));
+    if (h) {
+      nlohmann::json j = nlohmann::json::parse(*h, nullptr, /*allow_exceptions=*/false);
+      if (j.is_discarded() || !j.is_object()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "column ", column_names_[*headers_], " must hold a JSON object of header values"));
+      }
+      for (const auto& [name, value] : j.items()) {
+        if (value.is_null()) continue;
+        std::string v = HeaderValue(value);
+        (*e.mutable_headers())[name] = v;
+        record.headers.emplace_back(name, v);
+      }
+    }
+  }
+
+  absl::Time created = src.commit_time;
+  if (timestamp_) {
+    ASSIGN_OR_RETURN(std::optional<std::string> ts, text(*timestamp_));
+    if (ts) {
+      absl::StatusOr<absl::Time> t = ParsePgTimestamp(*ts);
+      if (!t.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("column ", column_names_[*timestamp_],
+                                                       ": ", t.status().message()));
+      }
+      created = *t;
+    }
+  }
+  SetTimestamp(e.mutable_created_at(), created);
+  record.timestamp_ms = absl::ToUnixMillis(created);
+
+  outbox::v1::Source* s = e.mutable_source();
+  s->set_lsn(src.lsn.value());
+  s->set_commit_lsn(src.commit_lsn.value());
+  s->set_xid(src.xid);
+  SetTimestamp(s->mutable_commit_time(), src.commit_time);
+  s->set_database(src.database);
+  s->set_schema(schema_);
+  s->set_table(table_);
+
+  for (const TopicPart& part : topic_) {
+    if (!part.column) {
+      record.topic += part.literal;
+      continue;
+    }
+    ASSIGN_OR_RETURN(std::optional<std::string> v, text(*part.column));
+    if (!v) {
+      return absl::InvalidArgumentError(absl::StrCat("column ", column_names_[*part.column],
+                                                     " is NULL but names the topic"));
+    }
+    record.topic += *v;
+  }
+  if (!IsValidTopicName(record.topic)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "topic \"", record.topic, "\" is not a valid Kafka topic name (1-249 of a-z A-Z 0-9 . _ -)"));
+  }
+  record.value = e.SerializeAsString();
+  return record;
+}
+
+std::string BoundRelation::RowAsJson(const Tuple& tuple) const {
+  nlohmann::ordered_json row = nlohmann::ordered_json::object();
+  for (size_t i = 0; i < tuple.size() && i < column_names_.size(); ++i) {
+    if (tuple[i].kind == Value::Kind::kNull) {
+      row[column_names_[i]] = nullptr;
+    } else {
+      row[column_names_[i]] = tuple[i].data;
+    }
+  }
+  return row.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace publisher

@@ -1,0 +1,222 @@
+#include "publisher/mapper.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "outbox/v1/envelope.pb.h"
+
+namespace publisher {
+namespace {
+
+using cdc::pgoutput::Relation;
+using cdc::pgoutput::Tuple;
+using cdc::pgoutput::Value;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Pair;
+using std::string_literals::operator""s;
+
+Relation Outbox(uint32_t payload_type = 3802) {
+  return Relation{std::nullopt, 16384, "public", "outbox", 'd',
+                  {{1, "id", 2950, -1},
+                   {0, "aggregate_type", 25, -1},
+                   {0, "aggregate_id", 25, -1},
+                   {0, "event_type", 25, -1},
+                   {0, "payload", payload_type, -1},
+                   {0, "headers", 3802, -1},
+                   {0, "created_at", 1184, -1}}};
+}
+
+Value T(std::string s) { return {Value::Kind::kText, std::move(s)}; }
+const Value kNull{Value::Kind::kNull, ""};
+
+Tuple Row(Value payload = T(R"({"total": 10})"), Value headers = T(R"({"trace": "abc"})"),
+          Value created = T("2026-01-02 03:04:05.123456+00")) {
+  return {T("0b7e1a50-3c5d-4f0e-9a55-5d1f2b9d8e01"), T("order"), T("o-1"), T("OrderCreated"),
+          payload, headers, created};
+}
+
+RowSource Source() {
+  return {cdc::Lsn(0x1000), cdc::Lsn(0x1100), 742, absl::FromUnixSeconds(1'767'225'600),
+          "app"};
+}
+
+BoundRelation Bind(const Relation& r = Outbox(), const std::string& topic =
+                                                     "outbox.event.{aggregate_type}") {
+  absl::StatusOr<BoundRelation> b = BoundRelation::Bind(r, ColumnMapping{}, topic);
+  EXPECT_TRUE(b.ok()) << b.status();
+  return *b;
+}
+
+outbox::v1::Envelope Decode(const OutboxRecord& r) {
+  outbox::v1::Envelope e;
+  EXPECT_TRUE(e.ParseFromString(r.value));
+  return e;
+}
+
+TEST(MapperTest, MapsAnOutboxRowToTheSpecRecord) {
+  absl::StatusOr<OutboxRecord> r = Bind().Map(Row(), Source());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->topic, "outbox.event.order");
+  EXPECT_EQ(r->key, "o-1");
+  EXPECT_EQ(r->id, "0b7e1a50-3c5d-4f0e-9a55-5d1f2b9d8e01");
+  EXPECT_THAT(r->headers,
+              ElementsAre(Pair("id", "0b7e1a50-3c5d-4f0e-9a55-5d1f2b9d8e01"),
+                          Pair("event_type", "OrderCreated"),
+                          Pair("content_type",
+                               "application/x-protobuf; messageType=outbox.v1.Envelope"),
+                          Pair("trace", "abc")));
+  const int64_t created_ms = 1'767'323'045'123;  // 2026-01-02T03:04:05.123456Z
+  EXPECT_EQ(r->timestamp_ms, created_ms);
+
+  outbox::v1::Envelope e = Decode(*r);
+  EXPECT_EQ(e.id(), "0b7e1a50-3c5d-4f0e-9a55-5d1f2b9d8e01");
+  EXPECT_EQ(e.aggregate_type(), "order");
+  EXPECT_EQ(e.aggregate_id(), "o-1");
+  EXPECT_EQ(e.event_type(), "OrderCreated");
+  EXPECT_EQ(e.payload(), R"({"total": 10})");
+  EXPECT_EQ(e.content_type(), "application/json");
+  EXPECT_THAT(e.headers(), ::testing::UnorderedElementsAre(Pair("trace", "abc")));
+  EXPECT_EQ(e.created_at().seconds(), created_ms / 1000);
+  EXPECT_EQ(e.created_at().nanos(), 123456000);
+  EXPECT_EQ(e.source().lsn(), 0x1000u);
+  EXPECT_EQ(e.source().commit_lsn(), 0x1100u);
+  EXPECT_EQ(e.source().xid(), 742u);
+  EXPECT_EQ(e.source().commit_time().seconds(), 1'767'225'600);
+  EXPECT_EQ(e.source().database(), "app");
+  EXPECT_EQ(e.source().schema(), "public");
+  EXPECT_EQ(e.source().table(), "outbox");
+}
+
+TEST(MapperTest, PayloadTypes) {
+  auto text = Bind(Outbox(25)).Map(Row(T("héllo ✓ 日本")), Source());
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_EQ(Decode(*text).payload(), "héllo ✓ 日本");
+  EXPECT_EQ(Decode(*text).content_type(), "text/plain");
+
+  auto bytes = Bind(Outbox(17)).Map(Row(T("\\x00ff0a41")), Source());
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  EXPECT_EQ(Decode(*bytes).payload(), "\x00\xff\x0a\x41"s);
+  EXPECT_EQ(Decode(*bytes).content_type(), "application/octet-stream");
+
+  auto json = Bind(Outbox(114)).Map(Row(T("[1, 2]")), Source());
+  EXPECT_EQ(Decode(*json).content_type(), "application/json");
+
+  auto null_payload = Bind().Map(Row(kNull), Source());
+  ASSERT_TRUE(null_payload.ok());
+  EXPECT_EQ(Decode(*null_payload).payload(), "");
+}
+
+TEST(MapperTest, HeaderValuesOfEveryJsonType) {
+  auto r = Bind().Map(
+      Row(T("{}"), T(R"({"s": "x", "n": 1.5, "b": true, "o": {"k": [1]}, "gone": null, "u": "✓"})")),
+      Source());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_THAT(Decode(*r).headers(),
+              ::testing::UnorderedElementsAre(Pair("s", "x"), Pair("n", "1.5"), Pair("b", "true"),
+                                              Pair("o", R"({"k":[1]})"), Pair("u", "✓")));
+  EXPECT_EQ(r->headers.size(), 3u + 5u);
+}
+
+TEST(MapperTest, AbsentOptionalColumnsUseCommitTime) {
+  Relation r = Outbox();
+  r.columns.resize(5);  // No headers, no created_at.
+  Tuple full = Row();
+  auto record = Bind(r).Map(Tuple(full.begin(), full.begin() + 5), Source());
+  ASSERT_TRUE(record.ok()) << record.status();
+  EXPECT_EQ(record->timestamp_ms, 1'767'225'600'000);
+  EXPECT_EQ(Decode(*record).created_at().seconds(), 1'767'225'600);
+  EXPECT_EQ(record->headers.size(), 3u);
+  auto null_ts = Bind().Map(Row(T("{}"), kNull, kNull), Source());
+  EXPECT_EQ(null_ts->timestamp_ms, 1'767'225'600'000);
+}
+
+TEST(MapperTest, TopicTemplates) {
+  auto r = Bind(Outbox(), "{schema}.{table}.{event_type}-{aggregate_id}").Map(Row(), Source());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->topic, "public.outbox.OrderCreated-o-1");
+  EXPECT_EQ(Bind(Outbox(), "fixed").Map(Row(), Source())->topic, "fixed");
+}
+
+TEST(MapperTest, RowErrorsArePermanentAndNameTheColumn) {
+  BoundRelation b = Bind();
+  struct Case {
+    Tuple row;
+    std::string message;
+  };
+  Tuple null_id = Row();
+  null_id[0] = kNull;
+  Tuple null_key = Row();
+  null_key[2] = kNull;
+  Tuple null_topic = Row();
+  null_topic[1] = kNull;
+  Tuple bad_topic = Row();
+  bad_topic[1] = T("no spaces allowed");
+  std::vector<Case> cases = {
+      {null_id, "column id of public.outbox is NULL"},
+      {null_key, "column aggregate_id of public.outbox is NULL"},
+      {null_topic, "column aggregate_type is NULL but names the topic"},
+      {bad_topic, "is not a valid Kafka topic name"},
+      {Row(T("{}"), T("[1,2]")), "must hold a JSON object"},
+      {Row(T("{}"), T("{not json")), "must hold a JSON object"},
+      {Row(T("{}"), T("{}"), T("yesterday")), "unrecognised timestamp"},
+      {Tuple{T("x")}, "row has 1 columns"},
+  };
+  for (const Case& c : cases) {
+    absl::StatusOr<OutboxRecord> r = b.Map(c.row, Source());
+    ASSERT_FALSE(r.ok()) << c.message;
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(r.status().message(), HasSubstr(c.message));
+  }
+  auto bad_bytea = Bind(Outbox(17)).Map(Row(T("not hex")), Source());
+  EXPECT_THAT(bad_bytea.status().message(), HasSubstr("bytea_output = 'hex'"));
+}
+
+TEST(MapperTest, BindErrorsNameTheColumnAndTheFlag) {
+  Relation no_key = Outbox();
+  no_key.columns.erase(no_key.columns.begin() + 2);
+  auto b = BoundRelation::Bind(no_key, ColumnMapping{}, "t");
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(b.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(b.status().message(),
+              HasSubstr("table public.outbox has no column \"aggregate_id\" (--key-column)"));
+
+  EXPECT_THAT(BoundRelation::Bind(Outbox(23), ColumnMapping{}, "t").status().message(),
+              HasSubstr("use json, jsonb, text or bytea"));
+  EXPECT_THAT(BoundRelation::Bind(Outbox(), ColumnMapping{}, "x.{nope}").status().message(),
+              HasSubstr("no column \"nope\" (--topic)"));
+  Relation text_headers = Outbox();
+  text_headers.columns[5].type_oid = 25;
+  EXPECT_THAT(BoundRelation::Bind(text_headers, ColumnMapping{}, "t").status().message(),
+              HasSubstr("must be jsonb"));
+}
+
+TEST(MapperTest, ParsesPostgresTimestamps) {
+  auto at = [](const char* s) { return absl::ToUnixMicros(*ParsePgTimestamp(s)); };
+  EXPECT_EQ(at("2026-01-02 03:04:05+00"), 1'767'323'045'000'000);
+  EXPECT_EQ(at("2026-01-02 03:04:05.5+00"), 1'767'323'045'500'000);
+  EXPECT_EQ(at("2026-01-02 05:34:05+02:30"), 1'767'323'045'000'000);
+  EXPECT_EQ(at("2026-01-01 22:04:05-05"), 1'767'323'045'000'000);
+  EXPECT_EQ(at("2026-01-02 03:04:05"), 1'767'323'045'000'000);  // timestamp: UTC
+  EXPECT_FALSE(ParsePgTimestamp("infinity").ok());
+  EXPECT_FALSE(ParsePgTimestamp("2026-01-02 03:04:05+0").ok());
+}
+
+TEST(MapperTest, TopicNameRules) {
+  EXPECT_TRUE(IsValidTopicName("outbox.event.order_v1-x"));
+  EXPECT_FALSE(IsValidTopicName(""));
+  EXPECT_FALSE(IsValidTopicName(".."));
+  EXPECT_FALSE(IsValidTopicName("a/b"));
+  EXPECT_FALSE(IsValidTopicName(std::string(250, 'a')));
+}
+
+TEST(MapperTest, RowAsJsonForDeadLetters) {
+  Tuple row = Row();
+  row[5] = kNull;
+  EXPECT_EQ(Bind().RowAsJson(row),
+            R"({"id":"0b7e1a50-3c5d-4f0e-9a55-5d1f2b9d8e01","aggregate_type":"order",)"
+            R"("aggregate_id":"o-1","event_type":"OrderCreated","payload":"{\"total\": 10}",)"
+            R"("headers":null,"created_at":"2026-01-02 03:04:05.123456+00"})");
+}
+
+}  // namespace
+}  // namespace publisher
