@@ -1,0 +1,222 @@
+// KafkaSink: librdkafka producer configuration, produce, and the callbacks that
+// librdkafka calls from rd_kafka_poll() on the relay's thread.
+#include "publisher/kafka_sink.h"
+
+#include <librdkafka/rdkafka.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace publisher {
+namespace {
+
+struct InFlight {
+  MessageToken token;
+  bool dead_letter;
+};
+
+LogLevel FromSyslog(int level) {
+  if (level <= 3) return LogLevel::kError;
+  if (level == 4) return LogLevel::kWarn;
+  if (level <= 6) return LogLevel::kInfo;
+  return LogLevel::kDebug;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> DefaultProducerProperties(const Config& c) {
+  const int64_t kMaxInt = std::numeric_limits<int32_t>::max();
+  // The local queue must hold everything the in-flight limits allow, with room for
+  // dead letters, so backpressure comes from our limits rather than QUEUE_FULL.
+  int64_t messages = std::min(kMaxInt, c.max_in_flight + 10000);
+  int64_t kbytes = std::min(kMaxInt, c.max_in_flight_bytes / 1024 + 65536);
+  return {
+      {"bootstrap.servers", c.brokers},
+      {"client.id", "outbox-publisher"},
+      // Idempotence: retries never duplicate or reorder within a producer session.
+      {"enable.idempotence", "true"},
+      {"acks", "all"},
+      // 0 = never expire a queued message: an outage delays, it does not lose.
+      {"message.timeout.ms", "0"},
+      {"linger.ms", "5"},
+      // Java clients' partitioner, so the same key lands on the same partition
+      // whichever client produced it.
+      {"partitioner", "murmur2_random"},
+      {"queue.buffering.max.messages", std::to_string(messages)},
+      {"queue.buffering.max.kbytes", std::to_string(kbytes)},
+      {"message.max.bytes", "1000000"},
+  };
+}
+
+absl::Status KafkaErrorStatus(int code, absl::string_view what) {
+  auto err = static_cast<rd_kafka_resp_err_t>(code);
+  if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return absl::OkStatus();
+  std::string message = absl::StrCat(what, ": ", rd_kafka_err2name(err), " (",
+                                     rd_kafka_err2str(err), ")");
+  switch (err) {
+    case RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE:
+    case RD_KAFKA_RESP_ERR_INVALID_RECORD:
+    case RD_KAFKA_RESP_ERR_INVALID_MSG:
+    case RD_KAFKA_RESP_ERR_INVALID_MSG_SIZE:
+    case RD_KAFKA_RESP_ERR_RECORD_LIST_TOO_LARGE:
+    case RD_KAFKA_RESP_ERR_TOPIC_EXCEPTION:
+    case RD_KAFKA_RESP_ERR_POLICY_VIOLATION:
+    case RD_KAFKA_RESP_ERR__INVALID_ARG:
+    case RD_KAFKA_RESP_ERR_INVALID_REQUIRED_ACKS:
+      return absl::InvalidArgumentError(message);
+    case RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED:
+    case RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED:
+    case RD_KAFKA_RESP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED:
+      return absl::PermissionDeniedError(message);
+    case RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC:
+    case RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART:
+    case RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION:
+      return absl::NotFoundError(message);
+    case RD_KAFKA_RESP_ERR__FATAL:
+      return absl::AbortedError(message);
+    default:
+      return absl::UnavailableError(message);
+  }
+}
+
+absl::StatusOr<std::unique_ptr<KafkaSink>> KafkaSink::Create(const Config& config,
+                                                            Logger& logger) {
+  std::unique_ptr<KafkaSink> sink(new KafkaSink(logger));
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  char err[512];
+  auto properties = DefaultProducerProperties(config);
+  properties.emplace_back("log.queue", "true");  // Logs are served by our Poll.
+  for (const auto& kv : config.kafka_properties) properties.push_back(kv);
+  for (const auto& [key, value] : properties) {
+    if (rd_kafka_conf_set(conf, key.c_str(), value.c_str(), err, sizeof(err)) !=
+        RD_KAFKA_CONF_OK) {
+      rd_kafka_conf_destroy(conf);
+      return absl::InvalidArgumentError(
+          absl::StrCat("invalid librdkafka property -X ", key, "=", value, ": ", err));
+    }
+  }
+  rd_kafka_conf_set_opaque(conf, sink.get());
+  rd_kafka_conf_set_dr_msg_cb(conf, &KafkaSink::OnDeliveryReport);
+  rd_kafka_conf_set_log_cb(conf, &KafkaSink::OnLog);
+  rd_kafka_conf_set_error_cb(conf, &KafkaSink::OnError);
+  sink->rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
+  if (sink->rk_ == nullptr) {
+    rd_kafka_conf_destroy(conf);
+    return absl::InvalidArgumentError(absl::StrCat("cannot create the Kafka producer: ", err));
+  }
+  rd_kafka_set_log_queue(sink->rk_, nullptr);  // Forward logs to the main queue.
+  return sink;
+}
+
+KafkaSink::~KafkaSink() {
+  if (rk_ == nullptr) return;
+  // Whatever is still queued is unconfirmed and will be re-read from the slot.
+  rd_kafka_purge(rk_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+  std::function<void(Delivery)> ignore = [](Delivery) {};
+  on_delivery_ = &ignore;
+  rd_kafka_poll(rk_, 0);
+  on_delivery_ = nullptr;
+  rd_kafka_destroy(rk_);
+}
+
+absl::Status KafkaSink::CheckReachable(absl::Duration timeout) {
+  const struct rd_kafka_metadata* md = nullptr;
+  rd_kafka_resp_err_t err = rd_kafka_metadata(
+      rk_, 0, nullptr, &md, static_cast<int>(absl::ToInt64Milliseconds(timeout)));
+  if (md != nullptr) rd_kafka_metadata_destroy(md);
+  if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return absl::OkStatus();
+  return absl::UnavailableError(absl::StrCat("no Kafka broker answered within ",
+                                             absl::FormatDuration(timeout), ": ",
+                                             rd_kafka_err2str(err)));
+}
+
+absl::Status KafkaSink::Produce(const OutboxRecord& r, const MessageToken& token,
+                                bool dead_letter) {
+  rd_kafka_headers_t* headers = rd_kafka_headers_new(r.headers.size());
+  for (const auto& [name, value] : r.headers) {
+    rd_kafka_header_add(headers, name.data(), static_cast<ssize_t>(name.size()), value.data(),
+                        static_cast<ssize_t>(value.size()));
+  }
+  auto* in_flight = new InFlight{token, dead_letter};
+  rd_kafka_resp_err_t err = rd_kafka_producev(
+      rk_, RD_KAFKA_V_TOPIC(r.topic.c_str()), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+      RD_KAFKA_V_KEY(r.key.data(), r.key.size()),
+      RD_KAFKA_V_VALUE(const_cast<char*>(r.value.data()), r.value.size()),
+      RD_KAFKA_V_HEADERS(headers), RD_KAFKA_V_TIMESTAMP(r.timestamp_ms),
+      RD_KAFKA_V_OPAQUE(in_flight), RD_KAFKA_V_END);
+  if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return absl::OkStatus();
+  rd_kafka_headers_destroy(headers);
+  delete in_flight;
+  if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+    return absl::ResourceExhaustedError("librdkafka's local queue is full");
+  }
+  return KafkaErrorStatus(err, absl::StrCat("producing to ", r.topic));
+}
+
+void KafkaSink::Poll(absl::Duration timeout, const std::function<void(Delivery)>& on_delivery) {
+  on_delivery_ = &on_delivery;
+  rd_kafka_poll(rk_, static_cast<int>(absl::ToInt64Milliseconds(timeout)));
+  on_delivery_ = nullptr;
+}
+
+size_t KafkaSink::outstanding() const { return static_cast<size_t>(rd_kafka_outq_len(rk_)); }
+
+void KafkaSink::OnDeliveryReport(rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
+  auto* self = static_cast<KafkaSink*>(opaque);
+  std::unique_ptr<InFlight> in_flight(static_cast<InFlight*>(m->_private));
+  Delivery d;
+  d.token = in_flight->token;
+  d.dead_letter = in_flight->dead_letter;
+  d.status = KafkaErrorStatus(m->err, absl::StrCat("delivery to ", rd_kafka_topic_name(m->rkt)));
+  if (!d.status.ok()) {
+    // Keep what a dead letter needs: the original record.
+    d.record.topic = rd_kafka_topic_name(m->rkt);
+    if (m->key) d.record.key.assign(static_cast<const char*>(m->key), m->key_len);
+    if (m->payload) d.record.value.assign(static_cast<const char*>(m->payload), m->len);
+    rd_kafka_timestamp_type_t type;
+    d.record.timestamp_ms = rd_kafka_message_timestamp(m, &type);
+    rd_kafka_headers_t* headers = nullptr;
+    if (rd_kafka_message_headers(m, &headers) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      const char* name;
+      const void* value;
+      size_t size;
+      for (size_t i = 0; rd_kafka_header_get_all(headers, i, &name, &value, &size) ==
+                         RD_KAFKA_RESP_ERR_NO_ERROR;
+           ++i) {
+        std::string v = value ? std::string(static_cast<const char*>(value), size) : "";
+        if (std::string(name) == "id") d.record.id = v;
+        d.record.headers.emplace_back(name, v);
+      }
+    }
+  }
+  if (self->on_delivery_ != nullptr) (*self->on_delivery_)(std::move(d));
+}
+
+void KafkaSink::OnLog(const rd_kafka_t* rk, int level, const char* fac, const char* buf) {
+  auto* self = static_cast<KafkaSink*>(rd_kafka_opaque(rk));
+  self->logger_.Log(FromSyslog(level), buf,
+                    {{"component", std::string("librdkafka")}, {"facility", std::string(fac)}});
+}
+
+void KafkaSink::OnError(rd_kafka_t* rk, int err, const char* reason, void* opaque) {
+  auto* self = static_cast<KafkaSink*>(opaque);
+  auto code = static_cast<rd_kafka_resp_err_t>(err);
+  if (code == RD_KAFKA_RESP_ERR__FATAL) {
+    char fatal[512];
+    rd_kafka_resp_err_t orig = rd_kafka_fatal_error(rk, fatal, sizeof(fatal));
+    self->logger_.Error("Kafka producer failed fatally",
+                        {{"error", std::string(rd_kafka_err2name(orig))},
+                         {"reason", std::string(fatal)}});
+    return;
+  }
+  // Transport errors (broker down, all brokers down, ...) are retried by librdkafka
+  // forever; they are logged so an operator sees the stall and its cause.
+  self->logger_.Warn("Kafka client error",
+                     {{"error", std::string(rd_kafka_err2name(code))},
+                      {"reason", std::string(reason)}});
+}
+
+}  // namespace publisher

@@ -1,0 +1,58 @@
+// KafkaSink: the librdkafka shell. An idempotent producer (enable.idempotence,
+// acks=all) that never drops a message on a timeout while the broker is merely
+// unreachable (message.timeout.ms=0: retry forever), with delivery reports and
+// librdkafka's own logs served on the caller's thread by Poll().
+#ifndef PUBLISHER_KAFKA_SINK_H_
+#define PUBLISHER_KAFKA_SINK_H_
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "publisher/config.h"
+#include "publisher/log.h"
+#include "publisher/sink.h"
+
+typedef struct rd_kafka_s rd_kafka_t;
+typedef struct rd_kafka_message_s rd_kafka_message_t;
+
+namespace publisher {
+
+// The librdkafka properties the publisher sets, before the user's -X overrides.
+std::vector<std::pair<std::string, std::string>> DefaultProducerProperties(const Config& config);
+
+// Maps a librdkafka error code to the Status classes of Delivery.
+absl::Status KafkaErrorStatus(int rd_kafka_resp_err, absl::string_view what);
+
+class KafkaSink : public Sink {
+ public:
+  // Creates the producer. kInvalidArgument for a bad -X property. `logger` must
+  // outlive the sink.
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<KafkaSink>> Create(const Config& config,
+                                                                        Logger& logger);
+  ~KafkaSink() override;
+
+  // Asks the cluster for metadata: kUnavailable when no broker answers by `timeout`.
+  [[nodiscard]] absl::Status CheckReachable(absl::Duration timeout);
+
+  absl::Status Produce(const OutboxRecord& record, const MessageToken& token,
+                       bool dead_letter) override;
+  void Poll(absl::Duration timeout, const std::function<void(Delivery)>& on_delivery) override;
+  size_t outstanding() const override;
+
+ private:
+  KafkaSink(Logger& logger) : logger_(logger) {}
+  static void OnDeliveryReport(rd_kafka_t* rk, const rd_kafka_message_t* m, void* opaque);
+  static void OnLog(const rd_kafka_t* rk, int level, const char* fac, const char* buf);
+  static void OnError(rd_kafka_t* rk, int err, const char* reason, void* opaque);
+
+  Logger& logger_;
+  rd_kafka_t* rk_ = nullptr;
+  const std::function<void(Delivery)>* on_delivery_ = nullptr;  // During Poll only.
+};
+
+}  // namespace publisher
+
+#endif  // PUBLISHER_KAFKA_SINK_H_
