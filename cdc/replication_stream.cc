@@ -337,7 +337,7 @@ absl::StatusOr<std::optional<ServerMessage>> ReplicationStream::Read(
         received_ = std::max(received_, x->wal_end);
       } else if (auto* k = std::get_if<Keepalive>(&m)) {
         received_ = std::max(received_, k->wal_end);
-        if (k->reply_requested) RETURN_IF_ERROR(SendStatus(flush_));
+        if (k->reply_requested) RETURN_IF_ERROR(SendStatus(flush_, false));
       }
       return std::optional<ServerMessage>(m);
     }

@@ -47,7 +47,20 @@ struct StartOptions {
   bool binary = false;     // Binary column values (PG14+).
 };
 
-class ReplicationStream {
+// The part of a replication connection the relay uses, so that tests can run it
+// against a scripted, fault-injecting fake.
+class WalStream {
+ public:
+  virtual ~WalStream() = default;
+  // See ReplicationStream::Read.
+  [[nodiscard]] virtual absl::StatusOr<std::optional<ServerMessage>> Read(absl::Time deadline) = 0;
+  // See ReplicationStream::SendStatus.
+  [[nodiscard]] virtual absl::Status SendStatus(Lsn flush, bool reply_requested) = 0;
+  // See ReplicationStream::Stop.
+  [[nodiscard]] virtual absl::Status Stop(absl::Time deadline) = 0;
+};
+
+class ReplicationStream : public WalStream {
  public:
   // Connects with `conninfo` (key=value string or URI; "" = PG* environment), adding
   // replication=database. Fails with kUnavailable when the server cannot be reached
@@ -55,7 +68,7 @@ class ReplicationStream {
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<ReplicationStream>> Connect(
       const std::string& conninfo);
 
-  ~ReplicationStream();
+  ~ReplicationStream() override;
   ReplicationStream(const ReplicationStream&) = delete;
   ReplicationStream& operator=(const ReplicationStream&) = delete;
 
@@ -85,19 +98,19 @@ class ReplicationStream {
   // last flush LSN given to SendStatus (otherwise wal_sender_timeout would end the
   // connection while the caller is busy), and still returned. An XLogData's payload
   // stays valid until the next call of Read or Stop.
-  [[nodiscard]] absl::StatusOr<std::optional<ServerMessage>> Read(absl::Time deadline);
+  [[nodiscard]] absl::StatusOr<std::optional<ServerMessage>> Read(absl::Time deadline) override;
 
   // Sends a standby status update confirming `flush` (write and apply report the
   // same, or the highest WAL end received if that is larger for write). The flush
   // LSN never goes backwards: a smaller value re-sends the previous one.
-  [[nodiscard]] absl::Status SendStatus(Lsn flush, bool reply_requested = false);
+  [[nodiscard]] absl::Status SendStatus(Lsn flush, bool reply_requested) override;
 
   Lsn confirmed_flush() const { return flush_; }
   Lsn received_wal_end() const { return received_; }
 
   // Ends the copy (CopyDone), drains what the server still sends until `deadline`
   // and completes the command. The connection can then run commands again.
-  [[nodiscard]] absl::Status Stop(absl::Time deadline);
+  [[nodiscard]] absl::Status Stop(absl::Time deadline) override;
 
  private:
   explicit ReplicationStream(PGconn* conn) : conn_(conn) {}

@@ -22,7 +22,7 @@ absl::Status CatchUp(ReplicationStream& stream, Lsn until, absl::Time deadline,
     }
     if (const auto* k = std::get_if<Keepalive>(&*m)) {
       if (k->wal_end >= until && !in_transaction && !decoder.in_stream_block()) {
-        return confirm ? stream.SendStatus(confirmable) : absl::OkStatus();
+        return confirm ? stream.SendStatus(confirmable, false) : absl::OkStatus();
       }
       continue;
     }

@@ -253,7 +253,7 @@ TEST_F(ReplicationStreamTest, StatusUpdatesMoveTheSlotAndStopIsClean) {
   Lsn before = ValueOrDie(Lsn::Parse(SlotValue("confirmed_flush_lsn")));
   EXPECT_LT(before, end) << "nothing confirmed yet";
 
-  ASSERT_OK(stream->SendStatus(end));
+  ASSERT_OK(stream->SendStatus(end, false));
   EXPECT_TRUE(WaitFor([&] { return SlotValue("confirmed_flush_lsn") == end.ToString(); },
                       absl::Seconds(30)));
   // A smaller LSN never moves it back.

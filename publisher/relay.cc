@@ -1,0 +1,281 @@
+// Relay: the read -> map -> produce -> acknowledge -> confirm loop.
+#include "publisher/relay.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "cdc/pg_time.h"
+#include "cdc/status_macros.h"
+
+namespace publisher {
+
+RelayOptions RelayOptions::FromConfig(const Config& c, std::string database) {
+  RelayOptions o;
+  o.tables = c.tables;
+  o.columns = c.columns;
+  o.topic = c.topic;
+  o.max_in_flight = c.max_in_flight;
+  o.max_in_flight_bytes = c.max_in_flight_bytes;
+  o.on_error = c.on_error;
+  o.dead_letter_topic = c.dead_letter_topic;
+  o.status_interval = c.status_interval;
+  o.stats_interval = c.stats_interval;
+  o.database = std::move(database);
+  return o;
+}
+
+Relay::Relay(RelayOptions options, cdc::WalStream& stream, Sink& sink, Logger& log, Clock clock)
+    : options_(std::move(options)), stream_(stream), sink_(sink), log_(log), clock_(clock) {}
+
+absl::Status Relay::Run(const std::atomic<bool>& stop) {
+  absl::Time now = clock_();
+  next_status_ = now + options_.status_interval;
+  next_stats_ = now + options_.stats_interval;
+  while (!stop.load()) {
+    PollSink(absl::ZeroDuration());
+    if (!fatal_.ok()) return Finish(fatal_);
+
+    bool full = InFlightFull();
+    if (full != paused_) {
+      paused_ = full;
+      if (full) {
+        log_.Warn("reading the WAL paused: in-flight limit reached",
+                  {{"in_flight", static_cast<uint64_t>(tracker_.in_flight_messages())},
+                   {"in_flight_bytes", static_cast<uint64_t>(tracker_.in_flight_bytes())}});
+      } else {
+        log_.Info("reading the WAL resumed");
+      }
+    }
+    now = clock_();
+    absl::Time wake = std::min({next_status_, next_stats_, now + absl::Milliseconds(100)});
+    if (paused_) {
+      PollSink(std::max(wake - now, absl::ZeroDuration()));
+    } else {
+      absl::StatusOr<std::optional<cdc::ServerMessage>> m = stream_.Read(wake);
+      if (!m.ok()) return Finish(m.status());
+      if (m->has_value()) {
+        absl::Status s = HandleServerMessage(**m);
+        if (!s.ok()) return Finish(s);
+      }
+    }
+    if (!fatal_.ok()) return Finish(fatal_);
+    absl::Status s = MaybeSendStatus(false);
+    if (!s.ok()) return Finish(s);
+    MaybeLogStats(false);
+  }
+  return Finish(absl::OkStatus());
+}
+
+absl::Status Relay::HandleServerMessage(const cdc::ServerMessage& message) {
+  if (const auto* k = std::get_if<cdc::Keepalive>(&message)) {
+    stats_.server_wal_end = std::max(stats_.server_wal_end, k->wal_end);
+    tracker_.ObserveServerWalEnd(k->wal_end);
+    return absl::OkStatus();
+  }
+  const auto& frame = std::get<cdc::XLogData>(message);
+  stats_.server_wal_end = std::max(stats_.server_wal_end, frame.wal_end);
+  return HandleXLogData(frame);
+}
+
+absl::Status Relay::HandleXLogData(const cdc::XLogData& frame) {
+  ASSIGN_OR_RETURN(cdc::pgoutput::PgOutputMessage message, decoder_.Decode(frame.payload));
+  if (const auto* b = std::get_if<cdc::pgoutput::Begin>(&message)) {
+    transaction_ = {b->final_lsn, b->xid, cdc::FromPgTimestamp(b->commit_time)};
+    return tracker_.Begin();
+  }
+  if (const auto* c = std::get_if<cdc::pgoutput::Commit>(&message)) {
+    ++stats_.transactions;
+    return tracker_.Commit(c->end_lsn);
+  }
+  if (const auto* r = std::get_if<cdc::pgoutput::Relation>(&message)) return OnRelation(*r);
+  if (const auto* i = std::get_if<cdc::pgoutput::Insert>(&message)) return OnInsert(frame, *i);
+  // UPDATE, DELETE, TRUNCATE, types, origins and messages publish nothing.
+  return absl::OkStatus();
+}
+
+absl::Status Relay::OnRelation(const cdc::pgoutput::Relation& relation) {
+  relations_.Apply(relation);
+  outbox_.erase(relation.oid);
+  bool is_outbox = std::any_of(options_.tables.begin(), options_.tables.end(),
+                               [&](const TableName& t) {
+                                 return t.schema == relation.schema && t.table == relation.name;
+                               });
+  if (!is_outbox) return absl::OkStatus();
+  ASSIGN_OR_RETURN(BoundRelation bound,
+                   BoundRelation::Bind(relation, options_.columns, options_.topic));
+  outbox_.insert_or_assign(relation.oid, std::move(bound));
+  return absl::OkStatus();
+}
+
+absl::Status Relay::OnInsert(const cdc::XLogData& frame, const cdc::pgoutput::Insert& insert) {
+  auto it = outbox_.find(insert.relation_oid);
+  if (it == outbox_.end()) {
+    // Another table in the publication, or a change before its Relation message.
+    return relations_.Find(insert.relation_oid).status();
+  }
+  RowSource source{frame.data_start, transaction_.commit_lsn, transaction_.xid,
+                   transaction_.commit_time, options_.database};
+  absl::StatusOr<OutboxRecord> record = it->second.Map(insert.new_tuple, source);
+  size_t bytes = record.ok() ? record->value.size() + record->key.size() : 0;
+  ASSIGN_OR_RETURN(MessageToken token, tracker_.Enqueue(bytes, clock_()));
+  if (!record.ok()) {
+    // The row cannot become an envelope: its raw columns are what a dead letter holds.
+    OutboxRecord raw;
+    raw.key = "";
+    raw.value = it->second.RowAsJson(insert.new_tuple);
+    raw.timestamp_ms = absl::ToUnixMillis(transaction_.commit_time);
+    raw.headers = {{"content_type", "application/json"}};
+    HandlePermanent(token, raw, record.status(), "mapping");
+    return absl::OkStatus();
+  }
+  ++stats_.published;
+  Produce(*record, token, false);
+  return absl::OkStatus();
+}
+
+void Relay::Produce(const OutboxRecord& record, const MessageToken& token, bool dead_letter) {
+  while (true) {
+    absl::Status s = sink_.Produce(record, token, dead_letter);
+    if (s.ok()) return;
+    if (absl::IsResourceExhausted(s)) {
+      // Local queue full: serve deliveries to make room, then try again.
+      PollSink(absl::Milliseconds(100));
+      if (!fatal_.ok()) return;
+      continue;
+    }
+    if (dead_letter || absl::IsAborted(s)) {
+      fatal_ = s;
+      return;
+    }
+    HandlePermanent(token, record, s, "produce");
+    return;
+  }
+}
+
+void Relay::HandlePermanent(const MessageToken& token, const OutboxRecord& record,
+                            const absl::Status& why, absl::string_view stage) {
+  ++stats_.errors;
+  std::vector<Field> fields = {{"id", record.id},
+                               {"topic", record.topic},
+                               {"stage", std::string(stage)},
+                               {"error", std::string(why.message())}};
+  if (options_.on_error == OnError::kHalt) {
+    log_.Error("publishing failed permanently; halting (--on-error=halt): nothing after this "
+               "row is confirmed; fix the cause and restart, or use --on-error=dead-letter",
+               fields);
+    fatal_ = absl::Status(why.code(), absl::StrCat("row ", record.id.empty() ? "?" : record.id,
+                                                   " cannot be published: ", why.message()));
+    return;
+  }
+  log_.Error("publishing failed permanently; sending the row to the dead-letter topic",
+             fields);
+  OutboxRecord letter = record;
+  letter.topic = options_.dead_letter_topic;
+  letter.headers.emplace_back("error", std::string(why.message()));
+  letter.headers.emplace_back("error_stage", std::string(stage));
+  letter.headers.emplace_back("original_topic", record.topic);
+  Produce(letter, token, true);
+}
+
+void Relay::OnDelivery(Delivery d) {
+  if (d.status.ok()) {
+    tracker_.Acknowledge(d.token);
+    ++(d.dead_letter ? stats_.dead_lettered : stats_.acknowledged);
+    return;
+  }
+  if (absl::IsUnavailable(d.status)) {
+    log_.Warn("delivery failed transiently; producing again",
+              {{"id", d.record.id}, {"error", std::string(d.status.message())}});
+    Produce(d.record, d.token, d.dead_letter);
+    return;
+  }
+  if (d.dead_letter || absl::IsAborted(d.status)) {
+    ++stats_.errors;
+    log_.Error(d.dead_letter ? "the dead-letter topic rejected a row too; halting"
+                             : "the Kafka producer failed fatally; halting",
+               {{"id", d.record.id}, {"error", std::string(d.status.message())}});
+    fatal_ = d.status;
+    return;
+  }
+  HandlePermanent(d.token, d.record, d.status, "delivery");
+}
+
+void Relay::PollSink(absl::Duration timeout) {
+  // Handled after Poll returns, not inside librdkafka's callback: handling may
+  // produce again (a retry, a dead letter), which may poll again.
+  std::vector<Delivery> deliveries;
+  sink_.Poll(timeout, [&](Delivery d) { deliveries.push_back(std::move(d)); });
+  for (Delivery& d : deliveries) OnDelivery(std::move(d));
+}
+
+bool Relay::InFlightFull() const {
+  return tracker_.in_flight_messages() >= static_cast<size_t>(options_.max_in_flight) ||
+         tracker_.in_flight_bytes() >= static_cast<size_t>(options_.max_in_flight_bytes);
+}
+
+absl::Status Relay::MaybeSendStatus(bool force) {
+  absl::Time now = clock_();
+  cdc::Lsn confirmable = tracker_.confirmable();
+  bool periodic = now >= next_status_;
+  bool advanced = confirmable > stats_.confirmed && now - last_status_ >= options_.min_status_gap;
+  if (!force && !periodic && !advanced) return absl::OkStatus();
+  // When idle, the periodic update asks for a keepalive: its WAL end is then
+  // confirmable, so an idle outbox never pins WAL.
+  RETURN_IF_ERROR(stream_.SendStatus(confirmable, periodic && tracker_.idle()));
+  stats_.confirmed = std::max(stats_.confirmed, confirmable);
+  last_status_ = now;
+  next_status_ = now + options_.status_interval;
+  return absl::OkStatus();
+}
+
+void Relay::MaybeLogStats(bool force) {
+  absl::Time now = clock_();
+  if (!force && now < next_stats_) return;
+  next_stats_ = now + options_.stats_interval;
+  std::optional<absl::Time> oldest = tracker_.oldest_unacknowledged();
+  uint64_t lag = stats_.server_wal_end > stats_.confirmed
+                     ? stats_.server_wal_end.value() - stats_.confirmed.value()
+                     : 0;
+  log_.Info("stats",
+            {{"published", stats_.published},
+             {"acknowledged", stats_.acknowledged},
+             {"dead_lettered", stats_.dead_lettered},
+             {"in_flight", static_cast<uint64_t>(tracker_.in_flight_messages())},
+             {"in_flight_bytes", static_cast<uint64_t>(tracker_.in_flight_bytes())},
+             {"confirmed_lsn", stats_.confirmed.ToString()},
+             {"server_wal_end", stats_.server_wal_end.ToString()},
+             {"lag_bytes", lag},
+             {"oldest_unacked_age_ms",
+              oldest ? absl::ToInt64Milliseconds(now - *oldest) : int64_t{0}},
+             {"transactions", stats_.transactions},
+             {"paused", paused_},
+             {"errors", stats_.errors}});
+}
+
+void Relay::Drain(absl::Time deadline) {
+  while (sink_.outstanding() > 0 && clock_() < deadline) {
+    PollSink(std::min(absl::Milliseconds(100), deadline - clock_()));
+  }
+}
+
+absl::Status Relay::Finish(absl::Status why) {
+  // Stop reading; let outstanding deliveries land so the confirmation goes as far
+  // as is safe, then confirm it. A fatal error leaves the failed row's
+  // transaction, and everything after it, unconfirmed.
+  absl::Status cause = why;
+  Drain(clock_() + options_.drain_timeout);
+  absl::Status status = MaybeSendStatus(true);
+  absl::Status stop = stream_.Stop(clock_() + absl::Seconds(10));
+  MaybeLogStats(true);
+  if (!cause.ok()) return cause;
+  if (tracker_.in_flight_messages() > 0) {
+    return absl::DeadlineExceededError(absl::StrCat(
+        tracker_.in_flight_messages(), " message(s) still unacknowledged after ",
+        absl::FormatDuration(options_.drain_timeout),
+        "; they are unconfirmed and will be published again after a restart"));
+  }
+  RETURN_IF_ERROR(status);
+  return stop;
+}
+
+}  // namespace publisher

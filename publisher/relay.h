@@ -1,0 +1,132 @@
+// Relay: the publisher's one loop. It reads the replication stream, keeps the
+// INSERTs into the outbox tables, maps and produces them, serves delivery reports,
+// and tells PostgreSQL how far it may forget the WAL, on one thread (DESIGN.md).
+//
+//   stream --XLogData--> decode --Insert--> Mapper --record--> Sink
+//      ^                    |Begin/Commit                       | delivery reports
+//      +--- standby status <-- AckTracker <---------------------+
+//
+// Backpressure: at --max-in-flight or --max-in-flight-bytes unacknowledged, the
+// relay stops reading the WAL but keeps serving deliveries and sending status
+// updates, so wal_sender_timeout never fires.
+//
+// Permanent failures follow --on-error: halt (confirm nothing past the failed row,
+// return an error) or dead-letter (publish the envelope, or the raw row if it
+// cannot be mapped, to --dead-letter-topic with the error in headers; its
+// acknowledgement stands in for the original's).
+#ifndef PUBLISHER_RELAY_H_
+#define PUBLISHER_RELAY_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "cdc/pgoutput.h"
+#include "cdc/relation_cache.h"
+#include "cdc/replication_stream.h"
+#include "publisher/ack_tracker.h"
+#include "publisher/config.h"
+#include "publisher/log.h"
+#include "publisher/mapper.h"
+#include "publisher/sink.h"
+
+namespace publisher {
+
+struct RelayOptions {
+  std::vector<TableName> tables = {{"public", "outbox"}};
+  ColumnMapping columns;
+  std::string topic = "outbox.event.{aggregate_type}";
+  int64_t max_in_flight = 100000;
+  int64_t max_in_flight_bytes = 268435456;
+  OnError on_error = OnError::kHalt;
+  std::string dead_letter_topic = "outbox.dead-letter";
+  absl::Duration status_interval = absl::Seconds(10);
+  absl::Duration stats_interval = absl::Seconds(30);
+  // After the confirmable LSN advances, the earliest next status update: prompt
+  // confirmation without one message per commit.
+  absl::Duration min_status_gap = absl::Milliseconds(200);
+  // How long a stop (or halt) waits for outstanding acknowledgements.
+  absl::Duration drain_timeout = absl::Seconds(30);
+  std::string database;  // For envelopes' source.database.
+
+  static RelayOptions FromConfig(const Config& config, std::string database);
+};
+
+struct RelayStats {
+  uint64_t published = 0;      // Records handed to the sink (excluding dead letters).
+  uint64_t acknowledged = 0;   // Of those, acknowledged by the broker.
+  uint64_t dead_lettered = 0;  // Dead letters acknowledged.
+  uint64_t errors = 0;         // Permanent failures (mapping or delivery).
+  uint64_t transactions = 0;   // Commits received.
+  cdc::Lsn confirmed;          // Last flush LSN sent to the server.
+  cdc::Lsn server_wal_end;     // Highest WAL end the server reported.
+};
+
+class Relay {
+ public:
+  using Clock = std::function<absl::Time()>;
+
+  // `stream`, `sink` and `log` must outlive the relay.
+  Relay(RelayOptions options, cdc::WalStream& stream, Sink& sink, Logger& log,
+        Clock clock = [] { return absl::Now(); });
+
+  // Runs until `stop` is set, then stops reading, waits (up to drain_timeout) for
+  // every acknowledgement, confirms, stops the stream and returns OK, or
+  // kDeadlineExceeded if some messages stayed unacknowledged. Returns the error
+  // at once for a fatal one (stream trouble, a halting permanent failure, a broken
+  // outbox table), after confirming only what is safe.
+  [[nodiscard]] absl::Status Run(const std::atomic<bool>& stop);
+
+  const RelayStats& stats() const { return stats_; }
+  const AckTracker& tracker() const { return tracker_; }
+
+ private:
+  struct Transaction {
+    cdc::Lsn commit_lsn;
+    uint32_t xid = 0;
+    absl::Time commit_time;
+  };
+
+  absl::Status HandleServerMessage(const cdc::ServerMessage& message);
+  absl::Status HandleXLogData(const cdc::XLogData& frame);
+  absl::Status OnRelation(const cdc::pgoutput::Relation& relation);
+  absl::Status OnInsert(const cdc::XLogData& frame, const cdc::pgoutput::Insert& insert);
+  void Produce(const OutboxRecord& record, const MessageToken& token, bool dead_letter);
+  void HandlePermanent(const MessageToken& token, const OutboxRecord& record,
+                       const absl::Status& why, absl::string_view stage);
+  void OnDelivery(Delivery delivery);
+  void PollSink(absl::Duration timeout);
+  bool InFlightFull() const;
+  absl::Status MaybeSendStatus(bool force);
+  void MaybeLogStats(bool force);
+  // Serves delivery reports until the sink has none outstanding or the deadline.
+  void Drain(absl::Time deadline);
+  absl::Status Finish(absl::Status why);
+
+  RelayOptions options_;
+  cdc::WalStream& stream_;
+  Sink& sink_;
+  Logger& log_;
+  Clock clock_;
+
+  cdc::pgoutput::StreamDecoder decoder_;
+  cdc::RelationCache relations_;
+  absl::flat_hash_map<uint32_t, BoundRelation> outbox_;  // Bound outbox relations by OID.
+  AckTracker tracker_;
+  Transaction transaction_;
+  absl::Status fatal_;  // Set by delivery handling; ends Run.
+  RelayStats stats_;
+  bool paused_ = false;
+  absl::Time last_status_ = absl::InfinitePast();
+  absl::Time next_status_ = absl::InfinitePast();
+  absl::Time next_stats_ = absl::InfinitePast();
+};
+
+}  // namespace publisher
+
+#endif  // PUBLISHER_RELAY_H_

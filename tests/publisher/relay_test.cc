@@ -1,0 +1,377 @@
+// Relay logic against a scripted stream and a controllable sink: what is
+// published, and above all what LSN is confirmed when.
+#include "publisher/relay.h"
+
+#include "cdc/pg_time.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "outbox/v1/envelope.pb.h"
+#include "tests/cdc/pgoutput_encoder.h"
+#include "tests/publisher/fakes.h"
+
+namespace publisher {
+namespace {
+
+using cdc::Lsn;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Contains;
+namespace pg = cdc::pgoutput;
+
+constexpr uint32_t kOutboxOid = 16384;
+constexpr uint32_t kOtherOid = 16390;
+
+std::string W(const pg::PgOutputMessage& m, Lsn data_start = Lsn()) {
+  return cdc::BuildXLogData({data_start, Lsn(0), 0, pg::Encode(m)});
+}
+
+std::string OutboxRelation() {
+  return W(pg::Relation{std::nullopt, kOutboxOid, "public", "outbox", 'd',
+                        {{1, "id", 2950, -1},
+                         {0, "aggregate_type", 25, -1},
+                         {0, "aggregate_id", 25, -1},
+                         {0, "event_type", 25, -1},
+                         {0, "payload", 3802, -1}}});
+}
+
+std::string OtherRelation() {
+  return W(pg::Relation{std::nullopt, kOtherOid, "public", "other", 'd',
+                        {{1, "id", 23, -1}}});
+}
+
+pg::Value T(std::string s) { return {pg::Value::Kind::kText, std::move(s)}; }
+
+std::string Insert(const std::string& id, const std::string& key = "k",
+                   uint32_t oid = kOutboxOid) {
+  if (oid != kOutboxOid) return W(pg::Insert{std::nullopt, oid, {T(id)}});
+  return W(pg::Insert{std::nullopt, oid, {T(id), T("order"), T(key), T("Created"), T("{}")}},
+           Lsn(0x10));
+}
+
+std::string Begin(uint32_t xid, uint64_t commit) {
+  return W(pg::Begin{Lsn(commit), 0, xid});
+}
+std::string Commit(uint64_t commit, uint64_t end) {
+  return W(pg::Commit{0, Lsn(commit), Lsn(end), 0});
+}
+std::string Keepalive(uint64_t wal_end) { return cdc::BuildKeepalive({Lsn(wal_end), 0, false}); }
+
+class RelayTest : public ::testing::Test {
+ protected:
+  RelayTest() : stream_(clock_, stop_), sink_(clock_) {
+    options_.status_interval = absl::Seconds(1);
+    options_.stats_interval = absl::Seconds(30);
+    options_.min_status_gap = absl::ZeroDuration();
+    options_.drain_timeout = absl::Seconds(5);
+    options_.database = "app";
+  }
+
+  absl::Status Run() {
+    Relay relay(options_, stream_, sink_, log_, [this] { return clock_.Now(); });
+    absl::Status s = relay.Run(stop_);
+    stats_ = relay.stats();
+    return s;
+  }
+
+  std::vector<std::string> ProducedIds() const {
+    std::vector<std::string> ids;
+    for (const auto& p : sink_.produced()) ids.push_back(p.record.id);
+    return ids;
+  }
+
+  fakes::FakeClock clock_;
+  std::atomic<bool> stop_{false};
+  fakes::FakeWalStream stream_;
+  fakes::FakeSink sink_;
+  Logger log_{LogFormat::kJson, LogLevel::kError};
+  RelayOptions options_;
+  RelayStats stats_;
+};
+
+TEST_F(RelayTest, PublishesOnlyOutboxInsertsAndConfirmsAfterAcknowledgement) {
+  stream_.Message(Begin(700, 0x100));
+  stream_.Message(OutboxRelation());
+  stream_.Message(OtherRelation());
+  stream_.Message(Insert("a"));
+  stream_.Message(Insert("7", "", kOtherOid));
+  stream_.Message(W(pg::Update{std::nullopt, kOutboxOid, 0, {}, {T("a"), T("x"), T("k"), T("U"), T("{}")}}));
+  stream_.Message(W(pg::Delete{std::nullopt, kOutboxOid, 'K', {T("a"), T(""), T(""), T(""), T("")}}));
+  stream_.Message(W(pg::Truncate{std::nullopt, 0, {kOutboxOid}}));
+  stream_.Message(W(pg::Message{std::nullopt, 1, Lsn(5), "p", "c"}));
+  stream_.Message(Insert("b"));
+  stream_.Message(Commit(0x100, 0x130));
+  stream_.Action([&] {
+    EXPECT_EQ(stream_.max_flush(), Lsn()) << "confirmed before the broker acknowledged";
+    sink_.AckAll();
+  });
+  ASSERT_TRUE(Run().ok());
+  EXPECT_THAT(ProducedIds(), ElementsAre("a", "b"));
+  EXPECT_EQ(stream_.max_flush(), Lsn(0x130));
+  EXPECT_TRUE(stream_.stopped());
+  EXPECT_EQ(stats_.published, 2u);
+  EXPECT_EQ(stats_.acknowledged, 2u);
+
+  const auto& first = sink_.produced()[0].record;
+  EXPECT_EQ(first.topic, "outbox.event.order");
+  outbox::v1::Envelope e;
+  ASSERT_TRUE(e.ParseFromString(first.value));
+  EXPECT_EQ(e.source().xid(), 700u);
+  EXPECT_EQ(e.source().commit_lsn(), 0x100u);
+  EXPECT_EQ(e.source().lsn(), 0x10u);
+  EXPECT_EQ(e.source().database(), "app");
+}
+
+TEST_F(RelayTest, NeverConfirmsPastAnUnacknowledgedTransaction) {
+  std::vector<Lsn> sent;
+  stream_.on_status = [&](Lsn flush) { sent.push_back(flush); };
+  stream_.Message(Begin(1, 0x100));
+  stream_.Message(OutboxRelation());
+  stream_.Message(Insert("a"));
+  stream_.Message(Commit(0x100, 0x110));
+  stream_.Message(Begin(2, 0x200));
+  stream_.Message(Insert("b"));
+  stream_.Message(Commit(0x200, 0x210));
+  stream_.Message(Begin(3, 0x300));
+  stream_.Message(Commit(0x300, 0x310));  // No outbox rows.
+  stream_.Message(Keepalive(0x400));
+  stream_.Action([&] { sink_.Ack(1); });  // The later transaction first.
+  stream_.Action([&] { clock_.Advance(absl::Seconds(2)); });
+  stream_.Message(Keepalive(0x400));
+  stream_.Action([&] {
+    EXPECT_LT(stream_.max_flush(), Lsn(0x110)) << "passed transaction 1's unacked message";
+    sink_.Ack(0);
+  });
+  stream_.Action([&] { clock_.Advance(absl::Seconds(2)); });
+  stream_.Message(Keepalive(0x400));  // Handled before the acknowledgement is polled.
+  stream_.Message(Keepalive(0x400));
+  ASSERT_TRUE(Run().ok());
+  EXPECT_EQ(stream_.max_flush(), Lsn(0x400));
+  EXPECT_TRUE(std::is_sorted(sent.begin(), sent.end())) << "confirmed LSN went backwards";
+}
+
+TEST_F(RelayTest, IdleStreamConfirmsTheKeepaliveWalEndAndAsksForKeepalives) {
+  stream_.Message(Keepalive(0x500));
+  stream_.Action([&] { clock_.Advance(absl::Seconds(2)); });
+  stream_.Message(Keepalive(0x600));
+  ASSERT_TRUE(Run().ok());
+  EXPECT_EQ(stream_.max_flush(), Lsn(0x600));
+  bool asked = false;
+  for (const auto& s : stream_.statuses()) asked |= s.reply_requested;
+  EXPECT_TRUE(asked) << "an idle relay asks the server for its WAL end";
+}
+
+TEST_F(RelayTest, KeepaliveInsideAnOpenTransactionIsNotConfirmed) {
+  stream_.Message(Begin(1, 0x100));
+  stream_.Message(OutboxRelation());
+  stream_.Message(Insert("a"));
+  stream_.Message(Keepalive(0x900));
+  stream_.Action([&] {
+    sink_.AckAll();
+    clock_.Advance(absl::Seconds(2));
+  });
+  stream_.Message(Keepalive(0x900));
+  stream_.Action([&] { EXPECT_EQ(stream_.max_flush(), Lsn()); });
+  stream_.Message(Commit(0x100, 0x110));
+  ASSERT_TRUE(Run().ok());
+  EXPECT_EQ(stream_.max_flush(), Lsn(0x110));
+}
+
+TEST_F(RelayTest, BackpressurePausesReadingButKeepsStatusFlowing) {
+  options_.max_in_flight = 2;
+  stream_.Message(Begin(1, 0x100));
+  stream_.Message(OutboxRelation());
+  stream_.Message(Insert("a"));
+  stream_.Message(Insert("b"));
+  stream_.Message(Insert("c"));  // Must wait until a or b is acknowledged.
+  stream_.Message(Commit(0x100, 0x110));
+  std::optional<absl::Time> paused_at;
+  size_t reads_at_pause = 0, statuses_at_pause = 0;
+  sink_.on_poll = [&] {
+    if (sink_.produced().size() < 2) return;
+    if (!paused_at) {
+      paused_at = clock_.Now();
+      reads_at_pause = stream_.reads();
+      statuses_at_pause = stream_.statuses().size();
+      return;
+    }
+    if (clock_.Now() - *paused_at < absl::Seconds(30) || sink_.produced().size() > 2) return;
+    EXPECT_EQ(stream_.reads(), reads_at_pause) << "read the WAL beyond the in-flight limit";
+    EXPECT_GE(stream_.statuses().size(), statuses_at_pause + 20)
+        << "status updates stopped while paused: wal_sender_timeout would fire";
+    sink_.AckAll();
+    sink_.auto_ack = true;
+  };
+  ASSERT_TRUE(Run().ok());
+  EXPECT_THAT(ProducedIds(), ElementsAre("a", "b", "c"));
+  EXPECT_EQ(stream_.max_flush(), Lsn(0x110));
+}
+
+TEST_F(RelayTest, BytesLimitPausesToo) {
+  options_.max_in_flight_bytes = 1;  // Any one message fills it.
+  stream_.Message(Begin(1, 0x100));
+  stream_.Message(OutboxRelation());
+  stream_.Message(Insert("a"));
+  stream_.Message(Insert("b"));
+  stream_.Message(Commit(0x100, 0x110));
+  sink_.on_poll = [&] {
+    EXPECT_LE(sink_.produced().size(), 1u + sink_.produced().size() - sink_.outstanding());
+    sink_.AckAll();
+  };
+  ASSERT_TRUE(Run().ok());
+  EXPECT_THAT(ProducedIds(), ElementsAre("a", "b"));
+}
+
+TEST_F(RelayTest, HaltOnPermanentFailureConfirmsOnlyWhatCameBefore) {
+  stream_.Message(Begin(1, 0x100));
+  stream_.Message(OutboxRelation());
+  stream_.Message(Insert("ok"));
+  stream_.Message(Commit(0x100, 0x110));
+  stream_.Message(Begin(2, 0x200));
+  stream_.Message(Insert("too-big"));
+  stream_.Message(Commit(0x200, 0x210));
+  stream_.Message(Begin(3, 0x300));
+  stream_.Message(Insert("after"));
+  stream_.Message(Commit(0x300, 0x310));
+  stream_.Action([&] {
+    sink_.Ack(0);
+    sink_.Fail(1, absl::InvalidArgumentError("MSG_SIZE_TOO_LARGE"));
+    sink_.Ack(2);
+  });
+  stream_.Message(Keepalive(0x400));
+  stream_.Message(Keepalive(0x400));
+  absl::Status s = Run();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("too-big"));
+  EXPECT_EQ(stream_.max_flush(), Lsn(0x110));
+  EXPECT_TRUE(stream_.stopped());
+  EXPECT_EQ(stats_.errors, 1u);
+}
+
+TEST_F(RelayTest, DeadLetterCarriesTheErrorAndReleasesTheLsnOnlyWhenAcknowledged) {
+  options_.on_error = OnError::kDeadLetter;
+  options_.dead_letter_topic = "dlq";
+  stream_.Message(Begin(1, 0x100));
+  stream_.Message(OutboxRelation());
+  stream_.Message(Insert("bad"));
+  stream_.Message(Commit(0x100, 0x110));
+  stream_.Action([&] { sink_.Fail(0, absl::PermissionDeniedError("TOPIC_AUTHORIZATION_FAILED")); });
+  stream_.Message(Keepalive(0x100));  // Gives the relay a turn to poll.
+  stream_.Action([&] {
+    ASSERT_EQ(sink_.produced().size(), 2u);
+    EXPECT_EQ(stream_.max_flush(), Lsn()) << "confirmed before the dead letter landed";
+    sink_.Ack(1);
+  });
+  ASSERT_TRUE(Run().ok());
+  ASSERT_EQ(sink_.produced().size(), 2u);
+  const auto& letter = sink_.produced()[1];
+  EXPECT_TRUE(letter.dead_letter);
+  EXPECT_EQ(letter.record.topic, "dlq");
+  EXPECT_EQ(letter.record.value, sink_.produced()[0].record.value);
+  EXPECT_THAT(letter.record.headers,
+              ::testing::Contains(std::pair<std::string, std::string>(
+                  "error", "TOPIC_AUTHORIZATION_FAILED")));
+  EXPECT_THAT(letter.record.headers,
+              ::testing::Contains(std::pair<std::string, std::string>(
+                  "original_topic", "outbox.event.order")));
+  EXPECT_EQ(stream_.max_flush(), Lsn(0x110));
+  EXPECT_EQ(stats_.dead_lettered, 1u);
+}
+
+TEST_F(RelayTest, UnmappableRowHaltsByDefault) {
+  stream_.Message(Begin(1, 0x100));
+  stream_.Message(OutboxRelation());
+  stream_.Message(W(pg::Insert{std::nullopt, kOutboxOid,
+                               {T("x"), T("order"), {pg::Value::Kind::kNull, ""}, T("E"), T("{}")}}));
+  stream_.Message(Commit(0x100, 0x110));
+  absl::Status s = Run();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("aggregate_id"));
+  EXPECT_EQ(stream_.max_flush(), Lsn());
+  EXPECT_TRUE(sink_.produced().empty());
+}
+
+TEST_F(RelayTest, UnmappableRowGoesToTheDeadLetterTopicAsJson) {
+  options_.on_error = OnError::kDeadLetter;
+  sink_.auto_ack = true;
+  stream_.Message(Begin(1, 0x100));
+  stream_.Message(OutboxRelation());
+  stream_.Message(W(pg::Insert{std::nullopt, kOutboxOid,
+                               {T("x"), T("order"), {pg::Value::Kind::kNull, ""}, T("E"), T("{}")}}));
+  stream_.Message(Commit(0x100, 0x110));
+  ASSERT_TRUE(Run().ok());
+  ASSERT_EQ(sink_.produced().size(), 1u);
+  const auto& letter = sink_.produced()[0].record;
+  EXPECT_EQ(letter.topic, "outbox.dead-letter");
+  EXPECT_EQ(letter.value,
+            R"({"id":"x","aggregate_type":"order","aggregate_id":null,"event_type":"E","payload":"{}"})");
+  EXPECT_THAT(letter.headers, ::testing::Contains(std::pair<std::string, std::string>(
+                                  "error_stage", "mapping")));
+  EXPECT_EQ(stream_.max_flush(), Lsn(0x110));
+}
+
+TEST_F(RelayTest, MissingColumnStopsWithAFailedPrecondition) {
+  stream_.Message(Begin(1, 0x100));
+  stream_.Message(W(pg::Relation{std::nullopt, kOutboxOid, "public", "outbox", 'd',
+                                 {{1, "id", 2950, -1}, {0, "payload", 3802, -1}}}));
+  stream_.Message(Insert("a"));
+  absl::Status s = Run();
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(s.message(), HasSubstr("has no column \"aggregate_id\""));
+  EXPECT_EQ(stream_.max_flush(), Lsn());
+}
+
+TEST_F(RelayTest, SchemaChangeRebindsTheOutboxTable) {
+  sink_.auto_ack = true;
+  options_.topic = "{table}.{region}";
+  stream_.Message(Begin(1, 0x100));
+  stream_.Message(W(pg::Relation{std::nullopt, kOutboxOid, "public", "outbox", 'd',
+                                 {{1, "id", 2950, -1}, {0, "aggregate_type", 25, -1},
+                                  {0, "aggregate_id", 25, -1}, {0, "event_type", 25, -1},
+                                  {0, "payload", 3802, -1}, {0, "region", 25, -1}}}));
+  stream_.Message(W(pg::Insert{std::nullopt, kOutboxOid,
+                               {T("a"), T("o"), T("k"), T("E"), T("{}"), T("eu")}}));
+  stream_.Message(Commit(0x100, 0x110));
+  ASSERT_TRUE(Run().ok());
+  ASSERT_EQ(sink_.produced().size(), 1u);
+  EXPECT_EQ(sink_.produced()[0].record.topic, "outbox.eu");
+}
+
+TEST_F(RelayTest, StreamErrorEndsTheRunWithoutConfirmingPendingWork) {
+  stream_.Message(Begin(1, 0x100));
+  stream_.Message(OutboxRelation());
+  stream_.Message(Insert("a"));
+  stream_.Message(Commit(0x100, 0x110));
+  stream_.Action([&] { stream_.FailNextRead(absl::UnavailableError("server closed")); });
+  stream_.Message(Keepalive(0x200));
+  absl::Status s = Run();
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(stream_.max_flush(), Lsn());
+}
+
+TEST_F(RelayTest, StopDrainsAcknowledgementsThenConfirms) {
+  stream_.Message(Begin(1, 0x100));
+  stream_.Message(OutboxRelation());
+  stream_.Message(Insert("a"));
+  stream_.Message(Commit(0x100, 0x110));
+  // The script ends: stop is requested with the message still unacknowledged.
+  sink_.on_poll = [&] {
+    if (stop_) sink_.AckAll();
+  };
+  ASSERT_TRUE(Run().ok());
+  EXPECT_EQ(stream_.max_flush(), Lsn(0x110));
+  EXPECT_TRUE(stream_.stopped());
+}
+
+TEST_F(RelayTest, StopWithAnUnreachableBrokerReportsUnacknowledgedWork) {
+  stream_.Message(Begin(1, 0x100));
+  stream_.Message(OutboxRelation());
+  stream_.Message(Insert("a"));
+  stream_.Message(Commit(0x100, 0x110));
+  absl::Status s = Run();
+  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(s.message(), HasSubstr("1 message(s) still unacknowledged"));
+  EXPECT_EQ(stream_.max_flush(), Lsn());
+}
+
+}  // namespace
+}  // namespace publisher
