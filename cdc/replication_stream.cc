@@ -181,17 +181,36 @@ absl::Status ReplicationStream::CheckWalLevel() {
 absl::Status ReplicationStream::EnsurePublication(const std::string& name,
                                                   const std::vector<std::string>& tables,
                                                   bool create) {
-  ASSIGN_OR_RETURN(
-      auto rows,
-      Query(absl::StrCat("SELECT 1 FROM pg_catalog.pg_publication WHERE pubname = ",
-                         Literal(name))));
-  if (!rows.empty()) return absl::OkStatus();
   std::vector<std::string> quoted;
   for (const std::string& table : tables) {
     std::vector<std::string> parts;
-    for (absl::string_view part : absl::StrSplit(table, '.'))
-      parts.push_back(Quote(part));
+    for (absl::string_view part : absl::StrSplit(table, '.')) parts.push_back(Quote(part));
     quoted.push_back(absl::StrJoin(parts, "."));
+  }
+  ASSIGN_OR_RETURN(auto rows, Query(absl::StrCat(
+                                  "SELECT pubinsert FROM pg_catalog.pg_publication WHERE "
+                                  "pubname = ", Literal(name))));
+  if (!rows.empty()) {
+    if (rows[0][0].value_or("f") != "t") {
+      return absl::FailedPreconditionError(
+          absl::StrCat("publication \"", name, "\" does not publish INSERTs: ALTER "
+                       "PUBLICATION ", Quote(name), " SET (publish = 'insert')"));
+    }
+    for (size_t i = 0; i < tables.size(); ++i) {
+      std::vector<std::string> parts = absl::StrSplit(tables[i], '.');
+      if (parts.size() != 2) continue;
+      ASSIGN_OR_RETURN(auto member,
+                       Query(absl::StrCat("SELECT 1 FROM pg_catalog.pg_publication_tables "
+                                          "WHERE pubname = ", Literal(name),
+                                          " AND schemaname = ", Literal(parts[0]),
+                                          " AND tablename = ", Literal(parts[1]))));
+      if (member.empty()) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("publication \"", name, "\" does not include table ", tables[i],
+                         ": ALTER PUBLICATION ", Quote(name), " ADD TABLE ", quoted[i]));
+      }
+    }
+    return absl::OkStatus();
   }
   std::string create_sql =
       absl::StrCat("CREATE PUBLICATION ", Quote(name), " FOR TABLE ",
@@ -210,6 +229,35 @@ absl::Status ReplicationStream::EnsurePublication(const std::string& name,
         ": create the outbox table first (scripts/schema.sql) or fix the table name"));
   }
   return s;
+}
+
+absl::StatusOr<pgoutput::Relation> ReplicationStream::DescribeTable(const std::string& schema,
+                                                                   const std::string& table) {
+  std::string qualified = absl::StrCat(Quote(schema), ".", Quote(table));
+  ASSIGN_OR_RETURN(
+      auto rows,
+      Query(absl::StrCat(
+          "SELECT c.oid, a.attname, a.atttypid, a.atttypmod FROM pg_catalog.pg_class c "
+          "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+          "LEFT JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 "
+          "AND NOT a.attisdropped WHERE n.nspname = ", Literal(schema), " AND c.relname = ",
+          Literal(table), " AND c.relkind IN ('r', 'p') ORDER BY a.attnum")));
+  if (rows.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "table ", qualified, " does not exist: create it (scripts/schema.sql) or fix --table"));
+  }
+  pgoutput::Relation r;
+  r.oid = static_cast<uint32_t>(std::strtoul(rows[0][0].value_or("0").c_str(), nullptr, 10));
+  r.schema = schema;
+  r.name = table;
+  r.replica_identity = 'd';
+  for (const auto& row : rows) {
+    if (!row[1]) continue;  // A table without columns.
+    r.columns.push_back(
+        {0, *row[1], static_cast<uint32_t>(std::strtoul(row[2]->c_str(), nullptr, 10)),
+         static_cast<int32_t>(std::strtol(row[3]->c_str(), nullptr, 10))});
+  }
+  return r;
 }
 
 absl::Status ReplicationStream::EnsureSlot(const std::string& slot, bool create) {

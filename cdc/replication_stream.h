@@ -23,6 +23,7 @@
 #include "absl/time/time.h"
 #include "cdc/framing.h"
 #include "cdc/lsn.h"
+#include "cdc/pgoutput.h"
 
 typedef struct pg_conn PGconn;
 
@@ -79,11 +80,18 @@ class ReplicationStream : public WalStream {
   // kFailedPrecondition unless wal_level is logical.
   [[nodiscard]] absl::Status CheckWalLevel();
 
-  // Ensures publication `name` exists. When missing and `create`, creates it FOR
-  // TABLE `tables` ("schema.table" or "table") WITH (publish = 'insert').
+  // Ensures publication `name` exists and publishes INSERTs of every table in
+  // `tables` ("schema.table"). When missing and `create`, creates it FOR TABLE
+  // `tables` WITH (publish = 'insert').
   [[nodiscard]] absl::Status EnsurePublication(const std::string& name,
                                                const std::vector<std::string>& tables,
                                                bool create);
+
+  // The current shape of table `schema`.`table` from the catalog, as a Relation
+  // message would describe it (no OID-level detail beyond columns and types).
+  // kFailedPrecondition when the table does not exist.
+  [[nodiscard]] absl::StatusOr<pgoutput::Relation> DescribeTable(const std::string& schema,
+                                                                 const std::string& table);
 
   // Ensures logical slot `slot` exists in this database with the pgoutput plugin,
   // creating it when missing and `create`. kFailedPrecondition for a slot of another
