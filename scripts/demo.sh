@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# The main job, end to end, on embedded defaults: builds outbox-publisher, starts a
+# throwaway PostgreSQL 15 (wal_level=logical) and a local Kafka-protocol broker
+# (mock-kafka, on librdkafka's mock cluster), creates the outbox table, runs the
+# publisher, writes sample events in transactions and shows them consumed from
+# Kafka and decoded. Everything it started is stopped and deleted on exit.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD_DIR:-$root/build}
+say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+
+say "Installing dependencies and building"
+"$root/scripts/install-deps.sh"
+cmake -S "$root" -B "$build" >/dev/null
+cmake --build "$build" -j"$(nproc)" --target outbox-publisher mock-kafka >/dev/null
+
+work=$(mktemp -d)
+publisher_pid=""
+cleanup() {
+  [ -n "$publisher_pid" ] && kill "$publisher_pid" 2>/dev/null && wait "$publisher_pid" 2>/dev/null
+  [ -n "${mock_pid:-}" ] && kill "$mock_pid" 2>/dev/null
+  [ -n "${PG_CLUSTER_DIR:-}" ] && "$root/tests/harness/pg_cluster.sh" stop "$PG_CLUSTER_DIR"
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+say "Starting a throwaway PostgreSQL 15 and a local Kafka-protocol broker"
+out=$("$root/tests/harness/pg_cluster.sh" start --owner $$)
+set -a; eval "$out"; set +a
+echo "PostgreSQL on 127.0.0.1:$PGPORT (data in $PG_CLUSTER_DIR)"
+mkfifo "$work/mock.in"
+"$build/mock-kafka" --brokers 1 <"$work/mock.in" >"$work/mock.out" 2>"$work/mock.err" &
+mock_pid=$!
+exec 3>"$work/mock.in"  # Holds mock-kafka's stdin open; it exits when we do.
+for _ in $(seq 1 100); do grep -q '^bootstrap=' "$work/mock.out" && break; sleep 0.1; done
+brokers=$(sed -n 's/^bootstrap=//p' "$work/mock.out")
+echo "topic outbox.event.order 3" >&3
+echo "Kafka broker at $brokers"
+
+say "Creating the outbox table (scripts/schema.sql)"
+psql -q -v ON_ERROR_STOP=1 -f "$root/scripts/schema.sql"
+psql -q -c "CREATE TABLE orders (id text PRIMARY KEY, total numeric NOT NULL)"
+
+say "Running outbox-publisher"
+"$build/outbox-publisher" --pg "host=127.0.0.1 port=$PGPORT user=postgres dbname=postgres" \
+  --brokers "$brokers" --log-format text --status-interval 1s --stats-interval 5s \
+  2>"$work/publisher.log" &
+publisher_pid=$!
+for _ in $(seq 1 100); do grep -q ' streaming ' "$work/publisher.log" && break; sleep 0.1; done
+sed 's/^/  publisher | /' "$work/publisher.log"
+
+say "Writing business changes and their events in the same transactions"
+psql -q <<'SQL'
+BEGIN;
+INSERT INTO orders VALUES ('o-1', 42.50);
+INSERT INTO outbox (aggregate_type, aggregate_id, event_type, payload, headers)
+VALUES ('order', 'o-1', 'OrderCreated', '{"order": "o-1", "total": 42.50}', '{"trace_id": "t-100"}');
+COMMIT;
+BEGIN;
+UPDATE orders SET total = 40 WHERE id = 'o-1';
+INSERT INTO outbox (aggregate_type, aggregate_id, event_type, payload)
+VALUES ('order', 'o-1', 'OrderDiscounted', '{"order": "o-1", "total": 40}');
+COMMIT;
+BEGIN;  -- the "keep the table empty" pattern: insert, then delete, in one transaction
+INSERT INTO orders VALUES ('o-2', 7);
+WITH e AS (INSERT INTO outbox (aggregate_type, aggregate_id, event_type, payload)
+           VALUES ('order', 'o-2', 'OrderCreated', '{"order": "o-2", "total": 7}') RETURNING id)
+DELETE FROM outbox WHERE id IN (SELECT id FROM e);
+COMMIT;
+BEGIN;  -- rolled back: never published
+INSERT INTO outbox (aggregate_type, aggregate_id, event_type, payload)
+VALUES ('order', 'o-3', 'NeverHappened', '{}');
+ROLLBACK;
+SQL
+psql -Atc "SELECT count(*) || ' row(s) left in outbox' FROM outbox"
+
+say "Consuming outbox.event.order from Kafka"
+kcat -b "$brokers" -C -t outbox.event.order -o beginning -c 3 -e -q -m 30 \
+  -f 'partition %p offset %o key=%k headers=%h\n' | tee "$work/consumed.txt"
+
+say "Decoding each value (protoc --decode outbox.v1.Envelope)"
+sed -E 's/^partition ([0-9]+) offset ([0-9]+).*/\1 \2/' "$work/consumed.txt" |
+while read -r p o; do
+  echo "--- partition $p offset $o"
+  kcat -b "$brokers" -C -t outbox.event.order -p "$p" -o "$o" -c 1 -e -q -m 30 -f '%s' |
+    protoc --decode=outbox.v1.Envelope -I "$root/proto" -I /usr/include \
+      "$root/proto/outbox/v1/envelope.proto" | sed 's/^/  /'
+done
+
+say "The slot was confirmed only after the broker acknowledged"
+for _ in $(seq 1 100); do
+  caught_up=$(psql -Atc "SELECT confirmed_flush_lsn = pg_current_wal_lsn() FROM pg_replication_slots")
+  [ "$caught_up" = t ] && break
+  sleep 0.1
+done
+psql -c "SELECT slot_name, plugin, confirmed_flush_lsn, pg_current_wal_lsn() FROM pg_replication_slots"
+
+say "Stopping the publisher (SIGTERM): it drains, confirms and exits 0"
+kill -TERM "$publisher_pid"
+wait "$publisher_pid" && echo "exit code 0"
+publisher_pid=""
+tail -n 3 "$work/publisher.log" | sed 's/^/  publisher | /'
