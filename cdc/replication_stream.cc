@@ -184,26 +184,31 @@ absl::Status ReplicationStream::EnsurePublication(const std::string& name,
   std::vector<std::string> quoted;
   for (const std::string& table : tables) {
     std::vector<std::string> parts;
-    for (absl::string_view part : absl::StrSplit(table, '.')) parts.push_back(Quote(part));
+    for (absl::string_view part : absl::StrSplit(table, '.'))
+      parts.push_back(Quote(part));
     quoted.push_back(absl::StrJoin(parts, "."));
   }
   ASSIGN_OR_RETURN(auto rows, Query(absl::StrCat(
                                   "SELECT pubinsert FROM pg_catalog.pg_publication WHERE "
-                                  "pubname = ", Literal(name))));
+                                  "pubname = ",
+                                  Literal(name))));
   if (!rows.empty()) {
     if (rows[0][0].value_or("f") != "t") {
       return absl::FailedPreconditionError(
-          absl::StrCat("publication \"", name, "\" does not publish INSERTs: ALTER "
-                       "PUBLICATION ", Quote(name), " SET (publish = 'insert')"));
+          absl::StrCat("publication \"", name,
+                       "\" does not publish INSERTs: ALTER "
+                       "PUBLICATION ",
+                       Quote(name), " SET (publish = 'insert')"));
     }
     for (size_t i = 0; i < tables.size(); ++i) {
       std::vector<std::string> parts = absl::StrSplit(tables[i], '.');
       if (parts.size() != 2) continue;
-      ASSIGN_OR_RETURN(auto member,
-                       Query(absl::StrCat("SELECT 1 FROM pg_catalog.pg_publication_tables "
-                                          "WHERE pubname = ", Literal(name),
-                                          " AND schemaname = ", Literal(parts[0]),
-                                          " AND tablename = ", Literal(parts[1]))));
+      ASSIGN_OR_RETURN(
+          auto member,
+          Query(absl::StrCat("SELECT 1 FROM pg_catalog.pg_publication_tables "
+                             "WHERE pubname = ",
+                             Literal(name), " AND schemaname = ", Literal(parts[0]),
+                             " AND tablename = ", Literal(parts[1]))));
       if (member.empty()) {
         return absl::FailedPreconditionError(
             absl::StrCat("publication \"", name, "\" does not include table ", tables[i],
@@ -231,8 +236,8 @@ absl::Status ReplicationStream::EnsurePublication(const std::string& name,
   return s;
 }
 
-absl::StatusOr<pgoutput::Relation> ReplicationStream::DescribeTable(const std::string& schema,
-                                                                   const std::string& table) {
+absl::StatusOr<pgoutput::Relation> ReplicationStream::DescribeTable(
+    const std::string& schema, const std::string& table) {
   std::string qualified = absl::StrCat(Quote(schema), ".", Quote(table));
   ASSIGN_OR_RETURN(
       auto rows,
@@ -240,14 +245,17 @@ absl::StatusOr<pgoutput::Relation> ReplicationStream::DescribeTable(const std::s
           "SELECT c.oid, a.attname, a.atttypid, a.atttypmod FROM pg_catalog.pg_class c "
           "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
           "LEFT JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 "
-          "AND NOT a.attisdropped WHERE n.nspname = ", Literal(schema), " AND c.relname = ",
-          Literal(table), " AND c.relkind IN ('r', 'p') ORDER BY a.attnum")));
+          "AND NOT a.attisdropped WHERE n.nspname = ",
+          Literal(schema), " AND c.relname = ", Literal(table),
+          " AND c.relkind IN ('r', 'p') ORDER BY a.attnum")));
   if (rows.empty()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "table ", qualified, " does not exist: create it (scripts/schema.sql) or fix --table"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("table ", qualified,
+                     " does not exist: create it (scripts/schema.sql) or fix --table"));
   }
   pgoutput::Relation r;
-  r.oid = static_cast<uint32_t>(std::strtoul(rows[0][0].value_or("0").c_str(), nullptr, 10));
+  r.oid =
+      static_cast<uint32_t>(std::strtoul(rows[0][0].value_or("0").c_str(), nullptr, 10));
   r.schema = schema;
   r.name = table;
   r.replica_identity = 'd';

@@ -54,7 +54,8 @@ class WalStream {
  public:
   virtual ~WalStream() = default;
   // See ReplicationStream::Read.
-  [[nodiscard]] virtual absl::StatusOr<std::optional<ServerMessage>> Read(absl::Time deadline) = 0;
+  [[nodiscard]] virtual absl::StatusOr<std::optional<ServerMessage>> Read(
+      absl::Time deadline) = 0;
   // See ReplicationStream::SendStatus.
   [[nodiscard]] virtual absl::Status SendStatus(Lsn flush, bool reply_requested) = 0;
   // See ReplicationStream::Stop.
@@ -90,8 +91,8 @@ class ReplicationStream : public WalStream {
   // The current shape of table `schema`.`table` from the catalog, as a Relation
   // message would describe it (no OID-level detail beyond columns and types).
   // kFailedPrecondition when the table does not exist.
-  [[nodiscard]] absl::StatusOr<pgoutput::Relation> DescribeTable(const std::string& schema,
-                                                                 const std::string& table);
+  [[nodiscard]] absl::StatusOr<pgoutput::Relation> DescribeTable(
+      const std::string& schema, const std::string& table);
 
   // Ensures logical slot `slot` exists in this database with the pgoutput plugin,
   // creating it when missing and `create`. kFailedPrecondition for a slot of another
@@ -106,7 +107,8 @@ class ReplicationStream : public WalStream {
   // last flush LSN given to SendStatus (otherwise wal_sender_timeout would end the
   // connection while the caller is busy), and still returned. An XLogData's payload
   // stays valid until the next call of Read or Stop.
-  [[nodiscard]] absl::StatusOr<std::optional<ServerMessage>> Read(absl::Time deadline) override;
+  [[nodiscard]] absl::StatusOr<std::optional<ServerMessage>> Read(
+      absl::Time deadline) override;
 
   // Sends a standby status update confirming `flush` (write and apply report the
   // same, or the highest WAL end received if that is larger for write). The flush

@@ -9,7 +9,8 @@ namespace publisher {
 
 absl::Status AckTracker::Begin() {
   if (open_) return absl::FailedPreconditionError("Begin inside an open transaction");
-  transactions_.push_back(Transaction{next_sequence_++, cdc::Lsn(), false, 0, std::nullopt});
+  transactions_.push_back(
+      Transaction{next_sequence_++, cdc::Lsn(), false, 0, std::nullopt});
   open_ = true;
   return absl::OkStatus();
 }

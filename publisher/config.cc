@@ -19,7 +19,8 @@
 namespace publisher {
 namespace {
 
-absl::Status Bad(absl::string_view flag, absl::string_view value, absl::string_view accepted) {
+absl::Status Bad(absl::string_view flag, absl::string_view value,
+                 absl::string_view accepted) {
   return absl::InvalidArgumentError(
       absl::StrCat("invalid value \"", value, "\" for --", flag, ": ", accepted));
 }
@@ -33,13 +34,16 @@ absl::StatusOr<bool> ParseBool(absl::string_view flag, absl::string_view v) {
 
 absl::StatusOr<int64_t> ParsePositive(absl::string_view flag, absl::string_view v) {
   int64_t n;
-  if (!absl::SimpleAtoi(v, &n) || n < 1) return Bad(flag, v, "expected a positive integer");
+  if (!absl::SimpleAtoi(v, &n) || n < 1)
+    return Bad(flag, v, "expected a positive integer");
   return n;
 }
 
-absl::StatusOr<absl::Duration> ParseInterval(absl::string_view flag, absl::string_view v) {
+absl::StatusOr<absl::Duration> ParseInterval(absl::string_view flag,
+                                             absl::string_view v) {
   absl::Duration d;
-  if (!absl::ParseDuration(v, &d) || d <= absl::ZeroDuration() || d == absl::InfiniteDuration()) {
+  if (!absl::ParseDuration(v, &d) || d <= absl::ZeroDuration() ||
+      d == absl::InfiniteDuration()) {
     return Bad(flag, v, "expected a positive duration such as 500ms, 10s or 1m");
   }
   return d;
@@ -50,14 +54,16 @@ absl::StatusOr<std::string> NonEmpty(absl::string_view flag, absl::string_view v
   return std::string(v);
 }
 
-absl::StatusOr<std::vector<TableName>> ParseTables(absl::string_view flag, absl::string_view v) {
+absl::StatusOr<std::vector<TableName>> ParseTables(absl::string_view flag,
+                                                   absl::string_view v) {
   std::vector<TableName> tables;
   for (absl::string_view item : absl::StrSplit(v, ',')) {
     item = absl::StripAsciiWhitespace(item);
     std::vector<std::string> parts = absl::StrSplit(item, '.');
     if (parts.size() == 1) parts.insert(parts.begin(), "public");
     if (parts.size() != 2 || parts[0].empty() || parts[1].empty()) {
-      return Bad(flag, v, "expected comma-separated table names, as table or schema.table");
+      return Bad(flag, v,
+                 "expected comma-separated table names, as table or schema.table");
     }
     TableName t{parts[0], parts[1]};
     if (std::find(tables.begin(), tables.end(), t) == tables.end()) tables.push_back(t);
@@ -66,7 +72,8 @@ absl::StatusOr<std::vector<TableName>> ParseTables(absl::string_view flag, absl:
 }
 
 // Every {name} must be closed and non-empty.
-absl::StatusOr<std::string> ParseTopicTemplate(absl::string_view flag, absl::string_view v) {
+absl::StatusOr<std::string> ParseTopicTemplate(absl::string_view flag,
+                                               absl::string_view v) {
   if (v.empty()) return Bad(flag, v, "must not be empty");
   size_t pos = 0;
   while ((pos = v.find('{', pos)) != absl::string_view::npos) {
@@ -91,11 +98,13 @@ struct Flag {
   std::function<absl::Status(Config&, absl::string_view)> set;
 };
 
-#define STRING_FLAG(name, member, help)                                        \
-  Flag{name, help, false, [](Config& c, absl::string_view v) -> absl::Status { \
-         ASSIGN_OR_RETURN(c.member, NonEmpty(name, v));                        \
-         return absl::OkStatus();                                              \
-       }}
+#define STRING_FLAG(name, member, help)                                     \
+  Flag {                                                                    \
+    name, help, false, [](Config& c, absl::string_view v) -> absl::Status { \
+      ASSIGN_OR_RETURN(c.member, NonEmpty(name, v));                        \
+      return absl::OkStatus();                                              \
+    }                                                                       \
+  }
 
 const std::vector<Flag>& Flags() {
   static const auto* flags = new std::vector<Flag>{
@@ -129,8 +138,10 @@ const std::vector<Flag>& Flags() {
       STRING_FLAG("key-column", columns.key, "Kafka message key"),
       STRING_FLAG("aggregate-type-column", columns.aggregate_type, "aggregate type"),
       STRING_FLAG("type-column", columns.type, "event type"),
-      STRING_FLAG("payload-column", columns.payload, "payload: json, jsonb, text or bytea"),
-      STRING_FLAG("headers-column", columns.headers, "optional jsonb object -> Kafka headers"),
+      STRING_FLAG("payload-column", columns.payload,
+                  "payload: json, jsonb, text or bytea"),
+      STRING_FLAG("headers-column", columns.headers,
+                  "optional jsonb object -> Kafka headers"),
       STRING_FLAG("timestamp-column", columns.timestamp, "optional Kafka timestamp"),
       Flag{"max-in-flight", "unacknowledged messages before reading pauses", false,
            [](Config& c, absl::string_view v) -> absl::Status {
@@ -139,7 +150,8 @@ const std::vector<Flag>& Flags() {
            }},
       Flag{"max-in-flight-bytes", "unacknowledged bytes before reading pauses", false,
            [](Config& c, absl::string_view v) -> absl::Status {
-             ASSIGN_OR_RETURN(c.max_in_flight_bytes, ParsePositive("max-in-flight-bytes", v));
+             ASSIGN_OR_RETURN(c.max_in_flight_bytes,
+                              ParsePositive("max-in-flight-bytes", v));
              return absl::OkStatus();
            }},
       Flag{"on-error", "permanent publish failure: halt or dead-letter", false,
@@ -200,7 +212,8 @@ const Flag* FindFlag(absl::string_view name) {
 }
 
 std::string EnvName(absl::string_view flag) {
-  return absl::StrCat("OUTBOX_", absl::AsciiStrToUpper(absl::StrReplaceAll(flag, {{"-", "_"}})));
+  return absl::StrCat("OUTBOX_",
+                      absl::AsciiStrToUpper(absl::StrReplaceAll(flag, {{"-", "_"}})));
 }
 
 absl::Status AddKafkaProperty(Config& c, absl::string_view kv) {
@@ -208,7 +221,8 @@ absl::Status AddKafkaProperty(Config& c, absl::string_view kv) {
   if (eq == absl::string_view::npos || eq == 0) {
     return Bad("X", kv, "expected -X key=value (a librdkafka property)");
   }
-  c.kafka_properties.emplace_back(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
+  c.kafka_properties.emplace_back(std::string(kv.substr(0, eq)),
+                                  std::string(kv.substr(eq + 1)));
   return absl::OkStatus();
 }
 
@@ -220,13 +234,15 @@ bool IsSecretProperty(absl::string_view key) {
 
 }  // namespace
 
-absl::StatusOr<Config> ParseConfig(const std::vector<std::string>& args, const EnvLookup& env) {
+absl::StatusOr<Config> ParseConfig(const std::vector<std::string>& args,
+                                   const EnvLookup& env) {
   Config c;
   for (const Flag& f : Flags()) {
     if (std::optional<std::string> v = env(EnvName(f.name))) {
       absl::Status s = f.set(c, *v);
       if (!s.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat(s.message(), " (from ", EnvName(f.name), ")"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(s.message(), " (from ", EnvName(f.name), ")"));
       }
     }
   }
@@ -264,7 +280,8 @@ absl::StatusOr<Config> ParseConfig(const std::vector<std::string>& args, const E
       if (f->is_bool && (!next_is_value || !ParseBool(f->name, args[i + 1]).ok())) {
         value = "true";
       } else if (!next_is_value && !f->is_bool) {
-        return absl::InvalidArgumentError(absl::StrCat("flag --", f->name, " needs a value"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("flag --", f->name, " needs a value"));
       } else {
         value = args[++i];
       }
@@ -291,20 +308,23 @@ std::string Usage() {
     for (const auto& [k, v] : described) {
       if (k == f.name) std::visit([&](const auto& x) { def = absl::StrCat(x); }, v);
     }
-    absl::StrAppend(&out, "  --", f.name, std::string(std::max<int>(1, 24 - strlen(f.name)), ' '),
-                    f.help, def.empty() ? "" : absl::StrCat(" [", def, "]"), "\n");
+    absl::StrAppend(&out, "  --", f.name,
+                    std::string(std::max<int>(1, 24 - strlen(f.name)), ' '), f.help,
+                    def.empty() ? "" : absl::StrCat(" [", def, "]"), "\n");
   }
-  absl::StrAppend(&out,
-                  "  -X key=value              any librdkafka property (repeatable)\n"
-                  "  --help                    this text\n\n"
-                  "Exit codes: 0 after SIGTERM/SIGINT with everything acknowledged and "
-                  "confirmed;\n2 invalid configuration or environment; 1 fatal runtime error.\n");
+  absl::StrAppend(
+      &out,
+      "  -X key=value              any librdkafka property (repeatable)\n"
+      "  --help                    this text\n\n"
+      "Exit codes: 0 after SIGTERM/SIGINT with everything acknowledged and "
+      "confirmed;\n2 invalid configuration or environment; 1 fatal runtime error.\n");
   return out;
 }
 
 std::vector<Field> DescribeConfig(const Config& c) {
   std::vector<std::string> tables;
-  for (const TableName& t : c.tables) tables.push_back(absl::StrCat(t.schema, ".", t.table));
+  for (const TableName& t : c.tables)
+    tables.push_back(absl::StrCat(t.schema, ".", t.table));
   std::vector<Field> f = {
       {"pg", c.pg.empty() ? std::string("") : cdc::RedactConninfo(c.pg)},
       {"slot", c.slot},
@@ -330,7 +350,8 @@ std::vector<Field> DescribeConfig(const Config& c) {
       {"log-level", std::string(LogLevelName(c.log_level))},
   };
   for (const auto& [k, v] : c.kafka_properties) {
-    f.push_back({absl::StrCat("X.", k), IsSecretProperty(k) ? std::string("********") : v});
+    f.push_back(
+        {absl::StrCat("X.", k), IsSecretProperty(k) ? std::string("********") : v});
   }
   return f;
 }

@@ -27,7 +27,8 @@ LogLevel FromSyslog(int level) {
 
 }  // namespace
 
-std::vector<std::pair<std::string, std::string>> DefaultProducerProperties(const Config& c) {
+std::vector<std::pair<std::string, std::string>> DefaultProducerProperties(
+    const Config& c) {
   const int64_t kMaxInt = std::numeric_limits<int32_t>::max();
   // The local queue must hold everything the in-flight limits allow, with room for
   // dead letters, so backpressure comes from our limits rather than QUEUE_FULL.
@@ -54,8 +55,8 @@ std::vector<std::pair<std::string, std::string>> DefaultProducerProperties(const
 absl::Status KafkaErrorStatus(int code, absl::string_view what) {
   auto err = static_cast<rd_kafka_resp_err_t>(code);
   if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return absl::OkStatus();
-  std::string message = absl::StrCat(what, ": ", rd_kafka_err2name(err), " (",
-                                     rd_kafka_err2str(err), ")");
+  std::string message =
+      absl::StrCat(what, ": ", rd_kafka_err2name(err), " (", rd_kafka_err2str(err), ")");
   switch (err) {
     case RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE:
     case RD_KAFKA_RESP_ERR_INVALID_RECORD:
@@ -83,7 +84,7 @@ absl::Status KafkaErrorStatus(int code, absl::string_view what) {
 }
 
 absl::StatusOr<std::unique_ptr<KafkaSink>> KafkaSink::Create(const Config& config,
-                                                            Logger& logger) {
+                                                             Logger& logger) {
   std::unique_ptr<KafkaSink> sink(new KafkaSink(logger));
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   char err[512];
@@ -105,7 +106,8 @@ absl::StatusOr<std::unique_ptr<KafkaSink>> KafkaSink::Create(const Config& confi
   sink->rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
   if (sink->rk_ == nullptr) {
     rd_kafka_conf_destroy(conf);
-    return absl::InvalidArgumentError(absl::StrCat("cannot create the Kafka producer: ", err));
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot create the Kafka producer: ", err));
   }
   rd_kafka_set_log_queue(sink->rk_, nullptr);  // Forward logs to the main queue.
   return sink;
@@ -137,8 +139,8 @@ absl::Status KafkaSink::Produce(const OutboxRecord& r, const MessageToken& token
                                 bool dead_letter) {
   rd_kafka_headers_t* headers = rd_kafka_headers_new(r.headers.size());
   for (const auto& [name, value] : r.headers) {
-    rd_kafka_header_add(headers, name.data(), static_cast<ssize_t>(name.size()), value.data(),
-                        static_cast<ssize_t>(value.size()));
+    rd_kafka_header_add(headers, name.data(), static_cast<ssize_t>(name.size()),
+                        value.data(), static_cast<ssize_t>(value.size()));
   }
   auto* in_flight = new InFlight{token, dead_letter};
   rd_kafka_resp_err_t err = rd_kafka_producev(
@@ -156,13 +158,16 @@ absl::Status KafkaSink::Produce(const OutboxRecord& r, const MessageToken& token
   return KafkaErrorStatus(err, absl::StrCat("producing to ", r.topic));
 }
 
-void KafkaSink::Poll(absl::Duration timeout, const std::function<void(Delivery)>& on_delivery) {
+void KafkaSink::Poll(absl::Duration timeout,
+                     const std::function<void(Delivery)>& on_delivery) {
   on_delivery_ = &on_delivery;
   rd_kafka_poll(rk_, static_cast<int>(absl::ToInt64Milliseconds(timeout)));
   on_delivery_ = nullptr;
 }
 
-size_t KafkaSink::outstanding() const { return static_cast<size_t>(rd_kafka_outq_len(rk_)); }
+size_t KafkaSink::outstanding() const {
+  return static_cast<size_t>(rd_kafka_outq_len(rk_));
+}
 
 void KafkaSink::OnDeliveryReport(rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
   auto* self = static_cast<KafkaSink*>(opaque);
@@ -170,7 +175,8 @@ void KafkaSink::OnDeliveryReport(rd_kafka_t*, const rd_kafka_message_t* m, void*
   Delivery d;
   d.token = in_flight->token;
   d.dead_letter = in_flight->dead_letter;
-  d.status = KafkaErrorStatus(m->err, absl::StrCat("delivery to ", rd_kafka_topic_name(m->rkt)));
+  d.status =
+      KafkaErrorStatus(m->err, absl::StrCat("delivery to ", rd_kafka_topic_name(m->rkt)));
   if (!d.status.ok()) {
     // Keep what a dead letter needs: the original record.
     d.record.topic = rd_kafka_topic_name(m->rkt);
@@ -197,8 +203,9 @@ void KafkaSink::OnDeliveryReport(rd_kafka_t*, const rd_kafka_message_t* m, void*
 
 void KafkaSink::OnLog(const rd_kafka_t* rk, int level, const char* fac, const char* buf) {
   auto* self = static_cast<KafkaSink*>(rd_kafka_opaque(rk));
-  self->logger_.Log(FromSyslog(level), buf,
-                    {{"component", std::string("librdkafka")}, {"facility", std::string(fac)}});
+  self->logger_.Log(
+      FromSyslog(level), buf,
+      {{"component", std::string("librdkafka")}, {"facility", std::string(fac)}});
 }
 
 void KafkaSink::OnError(rd_kafka_t* rk, int err, const char* reason, void* opaque) {
@@ -214,9 +221,9 @@ void KafkaSink::OnError(rd_kafka_t* rk, int err, const char* reason, void* opaqu
   }
   // Transport errors (broker down, all brokers down, ...) are retried by librdkafka
   // forever; they are logged so an operator sees the stall and its cause.
-  self->logger_.Warn("Kafka client error",
-                     {{"error", std::string(rd_kafka_err2name(code))},
-                      {"reason", std::string(reason)}});
+  self->logger_.Warn(
+      "Kafka client error",
+      {{"error", std::string(rd_kafka_err2name(code))}, {"reason", std::string(reason)}});
 }
 
 }  // namespace publisher

@@ -21,7 +21,8 @@ typedef struct rd_kafka_message_s rd_kafka_message_t;
 namespace publisher {
 
 // The librdkafka properties the publisher sets, before the user's -X overrides.
-std::vector<std::pair<std::string, std::string>> DefaultProducerProperties(const Config& config);
+std::vector<std::pair<std::string, std::string>> DefaultProducerProperties(
+    const Config& config);
 
 // Maps a librdkafka error code to the Status classes of Delivery.
 absl::Status KafkaErrorStatus(int rd_kafka_resp_err, absl::string_view what);
@@ -30,8 +31,8 @@ class KafkaSink : public Sink {
  public:
   // Creates the producer. kInvalidArgument for a bad -X property. `logger` must
   // outlive the sink.
-  [[nodiscard]] static absl::StatusOr<std::unique_ptr<KafkaSink>> Create(const Config& config,
-                                                                        Logger& logger);
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<KafkaSink>> Create(
+      const Config& config, Logger& logger);
   ~KafkaSink() override;
 
   // Asks the cluster for metadata: kUnavailable when no broker answers by `timeout`.
@@ -39,7 +40,8 @@ class KafkaSink : public Sink {
 
   absl::Status Produce(const OutboxRecord& record, const MessageToken& token,
                        bool dead_letter) override;
-  void Poll(absl::Duration timeout, const std::function<void(Delivery)>& on_delivery) override;
+  void Poll(absl::Duration timeout,
+            const std::function<void(Delivery)>& on_delivery) override;
   size_t outstanding() const override;
 
  private:

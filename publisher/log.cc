@@ -10,10 +10,14 @@ namespace publisher {
 
 absl::string_view LogLevelName(LogLevel level) {
   switch (level) {
-    case LogLevel::kDebug: return "debug";
-    case LogLevel::kInfo: return "info";
-    case LogLevel::kWarn: return "warn";
-    case LogLevel::kError: return "error";
+    case LogLevel::kDebug:
+      return "debug";
+    case LogLevel::kInfo:
+      return "info";
+    case LogLevel::kWarn:
+      return "warn";
+    case LogLevel::kError:
+      return "error";
   }
   return "info";
 }
@@ -39,7 +43,8 @@ std::string Logger::Format(absl::Time ts, LogLevel level, absl::string_view msg,
           using T = std::decay_t<decltype(v)>;
           if constexpr (std::is_same_v<T, std::string>) {
             bool quote = v.empty() || v.find(' ') != std::string::npos;
-            absl::StrAppend(&text, " ", key, "=", quote ? "\"" : "", v, quote ? "\"" : "");
+            absl::StrAppend(&text, " ", key, "=", quote ? "\"" : "", v,
+                            quote ? "\"" : "");
           } else if constexpr (std::is_same_v<T, bool>) {
             absl::StrAppend(&text, " ", key, "=", v ? "true" : "false");
           } else {
@@ -51,7 +56,8 @@ std::string Logger::Format(absl::Time ts, LogLevel level, absl::string_view msg,
   return text;
 }
 
-void Logger::Log(LogLevel level, absl::string_view msg, const std::vector<Field>& fields) {
+void Logger::Log(LogLevel level, absl::string_view msg,
+                 const std::vector<Field>& fields) {
   if (!enabled(level)) return;
   std::string line = Format(absl::Now(), level, msg, fields);
   line.push_back('\n');

@@ -47,7 +47,8 @@ int Fail(Logger& log, int code, absl::string_view what, const absl::Status& stat
 
 std::vector<std::string> QualifiedTables(const Config& config) {
   std::vector<std::string> out;
-  for (const TableName& t : config.tables) out.push_back(absl::StrCat(t.schema, ".", t.table));
+  for (const TableName& t : config.tables)
+    out.push_back(absl::StrCat(t.schema, ".", t.table));
   return out;
 }
 
@@ -60,13 +61,15 @@ absl::Status Prepare(const Config& config, cdc::ReplicationStream& stream,
   *database = id->database;
   if (absl::Status s = stream.CheckWalLevel(); !s.ok()) return s;
   for (const TableName& t : config.tables) {
-    absl::StatusOr<cdc::pgoutput::Relation> shape = stream.DescribeTable(t.schema, t.table);
+    absl::StatusOr<cdc::pgoutput::Relation> shape =
+        stream.DescribeTable(t.schema, t.table);
     if (!shape.ok()) return shape.status();
-    absl::Status bound = BoundRelation::Bind(*shape, config.columns, config.topic).status();
+    absl::Status bound =
+        BoundRelation::Bind(*shape, config.columns, config.topic).status();
     if (!bound.ok()) return bound;
   }
-  if (absl::Status s =
-          stream.EnsurePublication(config.publication, QualifiedTables(config), config.create);
+  if (absl::Status s = stream.EnsurePublication(config.publication,
+                                                QualifiedTables(config), config.create);
       !s.ok()) {
     return s;
   }
@@ -91,25 +94,28 @@ int Main(int argc, char** argv) {
   log.Info("starting outbox-publisher", DescribeConfig(*config));
   InstallSignalHandlers();
 
-  auto stream = cdc::ReplicationStream::Connect(config->pg);
-  if (!stream.ok()) {
-    return Fail(log, kExitConfig,
-                "cannot connect to PostgreSQL: check --pg (or PG* variables) and that the "
-                "server is running",
-                stream.status());
-  }
-  std::string database;
-  if (absl::Status s = Prepare(*config, **stream, &database); !s.ok()) {
-    return Fail(log, kExitConfig, "PostgreSQL is not ready for publishing", s);
-  }
-
+  // Kafka first: a failed start must not leave a new slot behind pinning WAL.
   auto sink = KafkaSink::Create(*config, log);
-  if (!sink.ok()) return Fail(log, kExitConfig, "invalid Kafka configuration", sink.status());
+  if (!sink.ok())
+    return Fail(log, kExitConfig, "invalid Kafka configuration", sink.status());
   if (absl::Status s = (*sink)->CheckReachable(absl::Seconds(15)); !s.ok()) {
     return Fail(log, kExitConfig,
                 absl::StrCat("cannot reach the Kafka brokers ", config->brokers,
                              ": check --brokers and that the cluster is up"),
                 s);
+  }
+
+  auto stream = cdc::ReplicationStream::Connect(config->pg);
+  if (!stream.ok()) {
+    return Fail(
+        log, kExitConfig,
+        "cannot connect to PostgreSQL: check --pg (or PG* variables) and that the "
+        "server is running",
+        stream.status());
+  }
+  std::string database;
+  if (absl::Status s = Prepare(*config, **stream, &database); !s.ok()) {
+    return Fail(log, kExitConfig, "PostgreSQL is not ready for publishing", s);
   }
 
   cdc::StartOptions start;

@@ -37,9 +37,9 @@ absl::StatusOr<size_t> RequiredColumn(const Relation& r, const std::string& name
                                       absl::string_view flag) {
   std::optional<size_t> i = cdc::RelationCache::ColumnIndex(r, name);
   if (!i) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "table ", r.schema, ".", r.name, " has no column \"", name, "\" (--", flag,
-        "): add the column or point --", flag, " at an existing one"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("table ", r.schema, ".", r.name, " has no column \"", name, "\" (--",
+                     flag, "): add the column or point --", flag, " at an existing one"));
   }
   return *i;
 }
@@ -66,7 +66,8 @@ std::string HeaderValue(const nlohmann::json& v) {
 bool IsValidTopicName(absl::string_view topic) {
   if (topic.empty() || topic.size() > 249 || topic == "." || topic == "..") return false;
   for (char c : topic) {
-    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' &&
+        c != '-') {
       return false;
     }
   }
@@ -78,8 +79,8 @@ absl::StatusOr<absl::Time> ParsePgTimestamp(absl::string_view text) {
   absl::string_view body = text;
   int offset_seconds = 0;
   size_t time_start = text.find(' ');
-  size_t sign = text.find_first_of("+-", time_start == absl::string_view::npos ? text.size()
-                                                                              : time_start);
+  size_t sign = text.find_first_of(
+      "+-", time_start == absl::string_view::npos ? text.size() : time_start);
   if (time_start != absl::string_view::npos && sign != absl::string_view::npos) {
     body = text.substr(0, sign);
     absl::string_view off = text.substr(sign + 1);
@@ -87,15 +88,18 @@ absl::StatusOr<absl::Time> ParsePgTimestamp(absl::string_view text) {
     int n = 0;
     for (absl::string_view p : absl::StrSplit(off, ':')) {
       if (n == 3 || p.size() != 2 || !absl::SimpleAtoi(p, &parts[n])) {
-        return absl::InvalidArgumentError(absl::StrCat("unrecognised timestamp \"", text, "\""));
+        return absl::InvalidArgumentError(
+            absl::StrCat("unrecognised timestamp \"", text, "\""));
       }
       ++n;
     }
-    offset_seconds = (parts[0] * 3600 + parts[1] * 60 + parts[2]) * (text[sign] == '-' ? -1 : 1);
+    offset_seconds =
+        (parts[0] * 3600 + parts[1] * 60 + parts[2]) * (text[sign] == '-' ? -1 : 1);
   }
   absl::Time t;
   std::string err;
-  if (!absl::ParseTime("%Y-%m-%d %H:%M:%E*S", std::string(body), absl::UTCTimeZone(), &t, &err)) {
+  if (!absl::ParseTime("%Y-%m-%d %H:%M:%E*S", std::string(body), absl::UTCTimeZone(), &t,
+                       &err)) {
     return absl::InvalidArgumentError(absl::StrCat("unrecognised timestamp \"", text,
                                                    "\": expected ISO DateStyle output"));
   }
@@ -115,7 +119,8 @@ absl::StatusOr<std::string> DecodeByteaHex(absl::string_view text) {
   return absl::HexStringToBytes(text);
 }
 
-absl::StatusOr<BoundRelation> BoundRelation::Bind(const Relation& r, const ColumnMapping& c,
+absl::StatusOr<BoundRelation> BoundRelation::Bind(const Relation& r,
+                                                  const ColumnMapping& c,
                                                   const std::string& topic_template) {
   BoundRelation b;
   b.schema_ = r.schema;
@@ -123,7 +128,8 @@ absl::StatusOr<BoundRelation> BoundRelation::Bind(const Relation& r, const Colum
   for (const auto& col : r.columns) b.column_names_.push_back(col.name);
   ASSIGN_OR_RETURN(b.id_, RequiredColumn(r, c.id, "id-column"));
   ASSIGN_OR_RETURN(b.key_, RequiredColumn(r, c.key, "key-column"));
-  ASSIGN_OR_RETURN(b.aggregate_type_, RequiredColumn(r, c.aggregate_type, "aggregate-type-column"));
+  ASSIGN_OR_RETURN(b.aggregate_type_,
+                   RequiredColumn(r, c.aggregate_type, "aggregate-type-column"));
   ASSIGN_OR_RETURN(b.type_, RequiredColumn(r, c.type, "type-column"));
   ASSIGN_OR_RETURN(b.payload_, RequiredColumn(r, c.payload, "payload-column"));
   b.headers_ = cdc::RelationCache::ColumnIndex(r, c.headers);
@@ -131,26 +137,34 @@ absl::StatusOr<BoundRelation> BoundRelation::Bind(const Relation& r, const Colum
 
   switch (r.columns[b.payload_].type_oid) {
     case kJsonOid:
-    case kJsonbOid: b.payload_type_ = PayloadType::kJson; break;
+    case kJsonbOid:
+      b.payload_type_ = PayloadType::kJson;
+      break;
     case kTextOid:
     case kVarcharOid:
-    case kBpcharOid: b.payload_type_ = PayloadType::kText; break;
-    case kByteaOid: b.payload_type_ = PayloadType::kBytea; break;
+    case kBpcharOid:
+      b.payload_type_ = PayloadType::kText;
+      break;
+    case kByteaOid:
+      b.payload_type_ = PayloadType::kBytea;
+      break;
     default:
       return absl::FailedPreconditionError(absl::StrCat(
-          "column ", r.schema, ".", r.name, ".", c.payload, " (--payload-column) has type OID ",
-          r.columns[b.payload_].type_oid, ": use json, jsonb, text or bytea"));
+          "column ", r.schema, ".", r.name, ".", c.payload,
+          " (--payload-column) has type OID ", r.columns[b.payload_].type_oid,
+          ": use json, jsonb, text or bytea"));
   }
   if (b.headers_ && r.columns[*b.headers_].type_oid != kJsonbOid &&
       r.columns[*b.headers_].type_oid != kJsonOid) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "column ", r.schema, ".", r.name, ".", c.headers, " (--headers-column) must be jsonb"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("column ", r.schema, ".", r.name, ".", c.headers,
+                     " (--headers-column) must be jsonb"));
   }
   if (b.timestamp_ && r.columns[*b.timestamp_].type_oid != kTimestamptzOid &&
       r.columns[*b.timestamp_].type_oid != kTimestampOid) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "column ", r.schema, ".", r.name, ".", c.timestamp,
-        " (--timestamp-column) must be timestamptz or timestamp"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("column ", r.schema, ".", r.name, ".", c.timestamp,
+                     " (--timestamp-column) must be timestamptz or timestamp"));
   }
 
   // Topic template: literal text and {placeholders}, checked by ParseConfig.
@@ -177,19 +191,20 @@ absl::StatusOr<BoundRelation> BoundRelation::Bind(const Relation& r, const Colum
   return b;
 }
 
-absl::StatusOr<OutboxRecord> BoundRelation::Map(const Tuple& tuple, const RowSource& src) const {
+absl::StatusOr<OutboxRecord> BoundRelation::Map(const Tuple& tuple,
+                                                const RowSource& src) const {
   if (tuple.size() != column_names_.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("row has ", tuple.size(), " columns, table ",
-                                                   schema_, ".", table_, " has ",
-                                                   column_names_.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("row has ", tuple.size(), " columns, table ", schema_, ".", table_,
+                     " has ", column_names_.size()));
   }
   // Text of column i; nullopt for NULL.
   auto text = [&](size_t i) -> absl::StatusOr<std::optional<std::string>> {
     const Value& v = tuple[i];
     if (v.kind == Value::Kind::kNull) return std::optional<std::string>();
     if (v.kind != Value::Kind::kText) {
-      return absl::InvalidArgumentError(absl::StrCat("column ", column_names_[i],
-                                                     " did not arrive as text"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("column ", column_names_[i], " did not arrive as text"));
     }
     return std::optional<std::string>(v.data);
   };
@@ -228,8 +243,8 @@ absl::StatusOr<OutboxRecord> BoundRelation::Map(const Tuple& tuple, const RowSou
       if (payload) {
         absl::StatusOr<std::string> raw = DecodeByteaHex(*payload);
         if (!raw.ok()) {
-          return absl::InvalidArgumentError(absl::StrCat("column ", column_names_[payload_], ": ",
-                                                         raw.status().message()));
+          return absl::InvalidArgumentError(absl::StrCat(
+              "column ", column_names_[payload_], ": ", raw.status().message()));
         }
         e.set_payload(*raw);
       }
@@ -245,8 +260,9 @@ absl::StatusOr<OutboxRecord> BoundRelation::Map(const Tuple& tuple, const RowSou
     if (h) {
       nlohmann::json j = nlohmann::json::parse(*h, nullptr, /*allow_exceptions=*/false);
       if (j.is_discarded() || !j.is_object()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "column ", column_names_[*headers_], " must hold a JSON object of header values"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("column ", column_names_[*headers_],
+                         " must hold a JSON object of header values"));
       }
       for (const auto& [name, value] : j.items()) {
         if (value.is_null()) continue;
@@ -263,8 +279,8 @@ absl::StatusOr<OutboxRecord> BoundRelation::Map(const Tuple& tuple, const RowSou
     if (ts) {
       absl::StatusOr<absl::Time> t = ParsePgTimestamp(*ts);
       if (!t.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat("column ", column_names_[*timestamp_],
-                                                       ": ", t.status().message()));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "column ", column_names_[*timestamp_], ": ", t.status().message()));
       }
       created = *t;
     }
@@ -288,14 +304,15 @@ absl::StatusOr<OutboxRecord> BoundRelation::Map(const Tuple& tuple, const RowSou
     }
     ASSIGN_OR_RETURN(std::optional<std::string> v, text(*part.column));
     if (!v) {
-      return absl::InvalidArgumentError(absl::StrCat("column ", column_names_[*part.column],
-                                                     " is NULL but names the topic"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "column ", column_names_[*part.column], " is NULL but names the topic"));
     }
     record.topic += *v;
   }
   if (!IsValidTopicName(record.topic)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "topic \"", record.topic, "\" is not a valid Kafka topic name (1-249 of a-z A-Z 0-9 . _ -)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("topic \"", record.topic,
+                     "\" is not a valid Kafka topic name (1-249 of a-z A-Z 0-9 . _ -)"));
   }
   record.value = e.SerializeAsString();
   return record;

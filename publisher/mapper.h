@@ -50,9 +50,9 @@ inline constexpr char kEnvelopeContentType[] =
 class BoundRelation {
  public:
   // kFailedPrecondition naming the missing column or unsupported type, and the fix.
-  [[nodiscard]] static absl::StatusOr<BoundRelation> Bind(const cdc::pgoutput::Relation& relation,
-                                                          const ColumnMapping& columns,
-                                                          const std::string& topic_template);
+  [[nodiscard]] static absl::StatusOr<BoundRelation> Bind(
+      const cdc::pgoutput::Relation& relation, const ColumnMapping& columns,
+      const std::string& topic_template);
 
   // Maps one INSERT tuple. kInvalidArgument for values that cannot make a message.
   [[nodiscard]] absl::StatusOr<OutboxRecord> Map(const cdc::pgoutput::Tuple& tuple,

@@ -24,8 +24,13 @@ RelayOptions RelayOptions::FromConfig(const Config& c, std::string database) {
   return o;
 }
 
-Relay::Relay(RelayOptions options, cdc::WalStream& stream, Sink& sink, Logger& log, Clock clock)
-    : options_(std::move(options)), stream_(stream), sink_(sink), log_(log), clock_(clock) {}
+Relay::Relay(RelayOptions options, cdc::WalStream& stream, Sink& sink, Logger& log,
+             Clock clock)
+    : options_(std::move(options)),
+      stream_(stream),
+      sink_(sink),
+      log_(log),
+      clock_(clock) {}
 
 absl::Status Relay::Run(const std::atomic<bool>& stop) {
   absl::Time now = clock_();
@@ -39,15 +44,17 @@ absl::Status Relay::Run(const std::atomic<bool>& stop) {
     if (full != paused_) {
       paused_ = full;
       if (full) {
-        log_.Warn("reading the WAL paused: in-flight limit reached",
-                  {{"in_flight", static_cast<uint64_t>(tracker_.in_flight_messages())},
-                   {"in_flight_bytes", static_cast<uint64_t>(tracker_.in_flight_bytes())}});
+        log_.Warn(
+            "reading the WAL paused: in-flight limit reached",
+            {{"in_flight", static_cast<uint64_t>(tracker_.in_flight_messages())},
+             {"in_flight_bytes", static_cast<uint64_t>(tracker_.in_flight_bytes())}});
       } else {
         log_.Info("reading the WAL resumed");
       }
     }
     now = clock_();
-    absl::Time wake = std::min({next_status_, next_stats_, now + absl::Milliseconds(100)});
+    absl::Time wake =
+        std::min({next_status_, next_stats_, now + absl::Milliseconds(100)});
     if (paused_) {
       PollSink(std::max(wake - now, absl::ZeroDuration()));
     } else {
@@ -78,7 +85,8 @@ absl::Status Relay::HandleServerMessage(const cdc::ServerMessage& message) {
 }
 
 absl::Status Relay::HandleXLogData(const cdc::XLogData& frame) {
-  ASSIGN_OR_RETURN(cdc::pgoutput::PgOutputMessage message, decoder_.Decode(frame.payload));
+  ASSIGN_OR_RETURN(cdc::pgoutput::PgOutputMessage message,
+                   decoder_.Decode(frame.payload));
   if (const auto* b = std::get_if<cdc::pgoutput::Begin>(&message)) {
     transaction_ = {b->final_lsn, b->xid, cdc::FromPgTimestamp(b->commit_time)};
     return tracker_.Begin();
@@ -87,8 +95,10 @@ absl::Status Relay::HandleXLogData(const cdc::XLogData& frame) {
     ++stats_.transactions;
     return tracker_.Commit(c->end_lsn);
   }
-  if (const auto* r = std::get_if<cdc::pgoutput::Relation>(&message)) return OnRelation(*r);
-  if (const auto* i = std::get_if<cdc::pgoutput::Insert>(&message)) return OnInsert(frame, *i);
+  if (const auto* r = std::get_if<cdc::pgoutput::Relation>(&message))
+    return OnRelation(*r);
+  if (const auto* i = std::get_if<cdc::pgoutput::Insert>(&message))
+    return OnInsert(frame, *i);
   // UPDATE, DELETE, TRUNCATE, types, origins and messages publish nothing.
   return absl::OkStatus();
 }
@@ -96,10 +106,10 @@ absl::Status Relay::HandleXLogData(const cdc::XLogData& frame) {
 absl::Status Relay::OnRelation(const cdc::pgoutput::Relation& relation) {
   relations_.Apply(relation);
   outbox_.erase(relation.oid);
-  bool is_outbox = std::any_of(options_.tables.begin(), options_.tables.end(),
-                               [&](const TableName& t) {
-                                 return t.schema == relation.schema && t.table == relation.name;
-                               });
+  bool is_outbox = std::any_of(
+      options_.tables.begin(), options_.tables.end(), [&](const TableName& t) {
+        return t.schema == relation.schema && t.table == relation.name;
+      });
   if (!is_outbox) return absl::OkStatus();
   ASSIGN_OR_RETURN(BoundRelation bound,
                    BoundRelation::Bind(relation, options_.columns, options_.topic));
@@ -107,7 +117,8 @@ absl::Status Relay::OnRelation(const cdc::pgoutput::Relation& relation) {
   return absl::OkStatus();
 }
 
-absl::Status Relay::OnInsert(const cdc::XLogData& frame, const cdc::pgoutput::Insert& insert) {
+absl::Status Relay::OnInsert(const cdc::XLogData& frame,
+                             const cdc::pgoutput::Insert& insert) {
   auto it = outbox_.find(insert.relation_oid);
   if (it == outbox_.end()) {
     // Another table in the publication, or a change before its Relation message.
@@ -133,7 +144,8 @@ absl::Status Relay::OnInsert(const cdc::XLogData& frame, const cdc::pgoutput::In
   return absl::OkStatus();
 }
 
-void Relay::Produce(const OutboxRecord& record, const MessageToken& token, bool dead_letter) {
+void Relay::Produce(const OutboxRecord& record, const MessageToken& token,
+                    bool dead_letter) {
   while (true) {
     absl::Status s = sink_.Produce(record, token, dead_letter);
     if (s.ok()) return;
@@ -160,11 +172,13 @@ void Relay::HandlePermanent(const MessageToken& token, const OutboxRecord& recor
                                {"stage", std::string(stage)},
                                {"error", std::string(why.message())}};
   if (options_.on_error == OnError::kHalt) {
-    log_.Error("publishing failed permanently; halting (--on-error=halt): nothing after this "
-               "row is confirmed; fix the cause and restart, or use --on-error=dead-letter",
-               fields);
-    fatal_ = absl::Status(why.code(), absl::StrCat("row ", record.id.empty() ? "?" : record.id,
-                                                   " cannot be published: ", why.message()));
+    log_.Error(
+        "publishing failed permanently; halting (--on-error=halt): nothing after this "
+        "row is confirmed; fix the cause and restart, or use --on-error=dead-letter",
+        fields);
+    fatal_ =
+        absl::Status(why.code(), absl::StrCat("row ", record.id.empty() ? "?" : record.id,
+                                              " cannot be published: ", why.message()));
     return;
   }
   log_.Error("publishing failed permanently; sending the row to the dead-letter topic",
@@ -217,7 +231,8 @@ absl::Status Relay::MaybeSendStatus(bool force) {
   absl::Time now = clock_();
   cdc::Lsn confirmable = tracker_.confirmable();
   bool periodic = now >= next_status_;
-  bool advanced = confirmable > stats_.confirmed && now - last_status_ >= options_.min_status_gap;
+  bool advanced =
+      confirmable > stats_.confirmed && now - last_status_ >= options_.min_status_gap;
   if (!force && !periodic && !advanced) return absl::OkStatus();
   // When idle, the periodic update asks for a keepalive: its WAL end is then
   // confirmable, so an idle outbox never pins WAL.

@@ -72,8 +72,9 @@ class Relay {
   using Clock = std::function<absl::Time()>;
 
   // `stream`, `sink` and `log` must outlive the relay.
-  Relay(RelayOptions options, cdc::WalStream& stream, Sink& sink, Logger& log,
-        Clock clock = [] { return absl::Now(); });
+  Relay(
+      RelayOptions options, cdc::WalStream& stream, Sink& sink, Logger& log,
+      Clock clock = [] { return absl::Now(); });
 
   // Runs until `stop` is set, then stops reading, waits (up to drain_timeout) for
   // every acknowledgement, confirms, stops the stream and returns OK, or

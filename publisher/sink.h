@@ -35,10 +35,12 @@ class Sink {
   // kResourceExhausted when the local queue is full (poll, then try again), or with
   // a permanent status as above.
   [[nodiscard]] virtual absl::Status Produce(const OutboxRecord& record,
-                                             const MessageToken& token, bool dead_letter) = 0;
+                                             const MessageToken& token,
+                                             bool dead_letter) = 0;
 
   // Serves pending delivery reports, waiting up to `timeout` for the first.
-  virtual void Poll(absl::Duration timeout, const std::function<void(Delivery)>& on_delivery) = 0;
+  virtual void Poll(absl::Duration timeout,
+                    const std::function<void(Delivery)>& on_delivery) = 0;
 
   // Records handed over and not yet reported.
   virtual size_t outstanding() const = 0;

@@ -56,7 +56,8 @@ TEST(AckTrackerTest, OutOfOrderAcknowledgementsWaitForTheEarlierTransaction) {
   MessageToken second = Enqueue(t);
   ASSERT_TRUE(t.Commit(Lsn(200)).ok());
   t.Acknowledge(second);  // Another partition answered first.
-  EXPECT_EQ(t.confirmable(), Lsn()) << "must not pass the first, unacknowledged transaction";
+  EXPECT_EQ(t.confirmable(), Lsn())
+      << "must not pass the first, unacknowledged transaction";
   t.Acknowledge(first);
   EXPECT_EQ(t.confirmable(), Lsn(200));
 }
@@ -84,7 +85,8 @@ TEST(AckTrackerTest, KeepaliveIsConfirmableOnlyWhenNothingIsPending) {
   ASSERT_TRUE(t.Begin().ok());
   MessageToken m = Enqueue(t);
   t.ObserveServerWalEnd(Lsn(900));
-  EXPECT_EQ(t.confirmable(), Lsn(500)) << "open transaction: the WAL end may be inside it";
+  EXPECT_EQ(t.confirmable(), Lsn(500))
+      << "open transaction: the WAL end may be inside it";
   ASSERT_TRUE(t.Commit(Lsn(700)).ok());
   t.ObserveServerWalEnd(Lsn(900));
   EXPECT_EQ(t.confirmable(), Lsn(500)) << "unacknowledged message";
@@ -98,7 +100,8 @@ TEST(AckTrackerTest, ConfirmableNeverDecreases) {
   AckTracker t;
   t.ObserveServerWalEnd(Lsn(1000));
   ASSERT_TRUE(t.Begin().ok());
-  ASSERT_TRUE(t.Commit(Lsn(900)).ok());  // Resent after a restart, older than the WAL end.
+  ASSERT_TRUE(
+      t.Commit(Lsn(900)).ok());  // Resent after a restart, older than the WAL end.
   EXPECT_EQ(t.confirmable(), Lsn(1000));
   t.ObserveServerWalEnd(Lsn(800));
   EXPECT_EQ(t.confirmable(), Lsn(1000));
@@ -218,7 +221,8 @@ TEST(AckTrackerTest, RandomInterleavingsMatchTheModel) {
         }
         model_confirmed = std::max(model_confirmed, m.end);
       }
-      ASSERT_EQ(t.confirmable(), model_confirmed) << "round " << round << " step " << step;
+      ASSERT_EQ(t.confirmable(), model_confirmed)
+          << "round " << round << " step " << step;
     }
   }
 }

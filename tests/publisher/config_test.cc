@@ -52,15 +52,51 @@ TEST(ConfigTest, DefaultsMatchTheSpec) {
 }
 
 TEST(ConfigTest, EveryFlagInBothSpellings) {
-  absl::StatusOr<Config> c = Parse(
-      {"--pg", "host=db dbname=app", "--slot=s1", "--publication", "p1", "--table",
-       "outbox, audit.events", "--create=false", "--brokers", "k1:9092,k2:9092", "--topic",
-       "events.{table}.{event_type}", "--id-column", "event_id", "--key-column", "k",
-       "--aggregate-type-column", "at", "--type-column", "et", "--payload-column", "body",
-       "--headers-column", "h", "--timestamp-column", "ts", "--max-in-flight", "10",
-       "--max-in-flight-bytes", "4096", "--on-error", "dead-letter", "--dead-letter-topic",
-       "dlq", "--status-interval", "500ms", "--stats-interval", "1m", "--log-format", "text",
-       "--log-level", "debug", "-X", "linger.ms=5", "-Xcompression.type=zstd"});
+  absl::StatusOr<Config> c = Parse({"--pg",
+                                    "host=db dbname=app",
+                                    "--slot=s1",
+                                    "--publication",
+                                    "p1",
+                                    "--table",
+                                    "outbox, audit.events",
+                                    "--create=false",
+                                    "--brokers",
+                                    "k1:9092,k2:9092",
+                                    "--topic",
+                                    "events.{table}.{event_type}",
+                                    "--id-column",
+                                    "event_id",
+                                    "--key-column",
+                                    "k",
+                                    "--aggregate-type-column",
+                                    "at",
+                                    "--type-column",
+                                    "et",
+                                    "--payload-column",
+                                    "body",
+                                    "--headers-column",
+                                    "h",
+                                    "--timestamp-column",
+                                    "ts",
+                                    "--max-in-flight",
+                                    "10",
+                                    "--max-in-flight-bytes",
+                                    "4096",
+                                    "--on-error",
+                                    "dead-letter",
+                                    "--dead-letter-topic",
+                                    "dlq",
+                                    "--status-interval",
+                                    "500ms",
+                                    "--stats-interval",
+                                    "1m",
+                                    "--log-format",
+                                    "text",
+                                    "--log-level",
+                                    "debug",
+                                    "-X",
+                                    "linger.ms=5",
+                                    "-Xcompression.type=zstd"});
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->pg, "host=db dbname=app");
   EXPECT_EQ(c->slot, "s1");
@@ -86,15 +122,16 @@ TEST(ConfigTest, EveryFlagInBothSpellings) {
   EXPECT_EQ(c->log_format, LogFormat::kText);
   EXPECT_EQ(c->log_level, LogLevel::kDebug);
   EXPECT_THAT(c->kafka_properties,
-              ::testing::ElementsAre(std::pair<std::string, std::string>{"linger.ms", "5"},
-                                     std::pair<std::string, std::string>{"compression.type",
-                                                                         "zstd"}));
+              ::testing::ElementsAre(
+                  std::pair<std::string, std::string>{"linger.ms", "5"},
+                  std::pair<std::string, std::string>{"compression.type", "zstd"}));
 }
 
 TEST(ConfigTest, EnvironmentFallbackAndFlagsWin) {
-  Config c = *Parse({"--slot", "from_flag"},
-                    {{"OUTBOX_SLOT", "from_env"}, {"OUTBOX_BROKERS", "env:9092"},
-                     {"OUTBOX_MAX_IN_FLIGHT_BYTES", "2048"}, {"OUTBOX_CREATE", "false"}});
+  Config c = *Parse({"--slot", "from_flag"}, {{"OUTBOX_SLOT", "from_env"},
+                                              {"OUTBOX_BROKERS", "env:9092"},
+                                              {"OUTBOX_MAX_IN_FLIGHT_BYTES", "2048"},
+                                              {"OUTBOX_CREATE", "false"}});
   EXPECT_EQ(c.slot, "from_flag");
   EXPECT_EQ(c.brokers, "env:9092");
   EXPECT_EQ(c.max_in_flight_bytes, 2048);
@@ -111,8 +148,8 @@ TEST(ConfigTest, HelpIsRecognised) {
   EXPECT_TRUE(Parse({"--help"})->help);
   EXPECT_TRUE(Parse({"-h"})->help);
   std::string usage = Usage();
-  for (const char* flag : {"--pg", "--slot", "--table", "--max-in-flight-bytes", "--on-error",
-                           "--log-level", "-X key=value", "OUTBOX_"}) {
+  for (const char* flag : {"--pg", "--slot", "--table", "--max-in-flight-bytes",
+                           "--on-error", "--log-level", "-X key=value", "OUTBOX_"}) {
     EXPECT_THAT(usage, HasSubstr(flag));
   }
   EXPECT_THAT(usage, HasSubstr("[outbox.event.{aggregate_type}]"));
@@ -130,7 +167,9 @@ TEST(ConfigTest, BadValuesNameTheValueAndWhatIsAccepted) {
       {{"stray"}, {}, "unexpected argument \"stray\""},
       {{"--slot"}, {}, "flag --slot needs a value"},
       {{"--slot", ""}, {}, "--slot: must not be empty"},
-      {{"--max-in-flight", "0"}, {}, "\"0\" for --max-in-flight: expected a positive integer"},
+      {{"--max-in-flight", "0"},
+       {},
+       "\"0\" for --max-in-flight: expected a positive integer"},
       {{"--max-in-flight", "ten"}, {}, "expected a positive integer"},
       {{"--max-in-flight-bytes", "100"}, {}, "expected at least 1024"},
       {{"--status-interval", "10"}, {}, "expected a positive duration"},
@@ -158,8 +197,9 @@ TEST(ConfigTest, BadValuesNameTheValueAndWhatIsAccepted) {
 }
 
 TEST(ConfigTest, DescriptionRedactsSecrets) {
-  Config c = *Parse({"--pg", "host=db password=hunter2 user=app", "-X",
-                     "sasl.password=s3cret", "-X", "ssl.key.password=k", "-X", "linger.ms=5"});
+  Config c =
+      *Parse({"--pg", "host=db password=hunter2 user=app", "-X", "sasl.password=s3cret",
+              "-X", "ssl.key.password=k", "-X", "linger.ms=5"});
   std::string all;
   for (const auto& [k, v] : DescribeConfig(c)) {
     std::visit([&](const auto& x) { all += k + "=" + absl::StrCat(x) + ";"; }, v);

@@ -4,7 +4,8 @@
 
 namespace publisher::fakes {
 
-absl::StatusOr<std::optional<cdc::ServerMessage>> FakeWalStream::Read(absl::Time deadline) {
+absl::StatusOr<std::optional<cdc::ServerMessage>> FakeWalStream::Read(
+    absl::Time deadline) {
   ++reads_;
   if (!fail_.ok()) {
     absl::Status s = fail_;
@@ -47,7 +48,9 @@ absl::Status FakeSink::Produce(const OutboxRecord& record, const MessageToken& t
   return absl::OkStatus();
 }
 
-void FakeSink::Report(size_t i, absl::Status status) { reports_.push_back({i, std::move(status)}); }
+void FakeSink::Report(size_t i, absl::Status status) {
+  reports_.push_back({i, std::move(status)});
+}
 
 void FakeSink::AckAll() {
   for (size_t i = 0; i < produced_.size(); ++i) {
@@ -55,7 +58,8 @@ void FakeSink::AckAll() {
   }
 }
 
-void FakeSink::Poll(absl::Duration timeout, const std::function<void(Delivery)>& on_delivery) {
+void FakeSink::Poll(absl::Duration timeout,
+                    const std::function<void(Delivery)>& on_delivery) {
   if (on_poll) on_poll();
   if (auto_ack) AckAll();
   std::vector<std::pair<size_t, absl::Status>> reports;

@@ -84,7 +84,8 @@ class FakeSink : public Sink {
 
   absl::Status Produce(const OutboxRecord& record, const MessageToken& token,
                        bool dead_letter) override;
-  void Poll(absl::Duration timeout, const std::function<void(Delivery)>& on_delivery) override;
+  void Poll(absl::Duration timeout,
+            const std::function<void(Delivery)>& on_delivery) override;
   size_t outstanding() const override;
 
   // Schedules a delivery report for produced record `i` (served by the next Poll).

@@ -7,13 +7,14 @@
 namespace publisher {
 namespace {
 
-const absl::Time kTs = absl::FromUnixMillis(1'767'323'045'123);  // 2026-01-02T03:04:05.123Z
+const absl::Time kTs =
+    absl::FromUnixMillis(1'767'323'045'123);  // 2026-01-02T03:04:05.123Z
 
 TEST(LogTest, JsonLineHasTsLevelMsgAndFields) {
   Logger log(LogFormat::kJson, LogLevel::kInfo);
-  std::string line = log.Format(kTs, LogLevel::kWarn, "broker \"down\"",
-                                {{"in_flight", int64_t{5}}, {"lsn", std::string("0/1A")},
-                                 {"ok", false}});
+  std::string line = log.Format(
+      kTs, LogLevel::kWarn, "broker \"down\"",
+      {{"in_flight", int64_t{5}}, {"lsn", std::string("0/1A")}, {"ok", false}});
   nlohmann::json j = nlohmann::json::parse(line);
   EXPECT_EQ(j["ts"], "2026-01-02T03:04:05.123Z");
   EXPECT_EQ(j["level"], "warn");

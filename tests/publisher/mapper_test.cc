@@ -16,7 +16,11 @@ using ::testing::Pair;
 using std::string_literals::operator""s;
 
 Relation Outbox(uint32_t payload_type = 3802) {
-  return Relation{std::nullopt, 16384, "public", "outbox", 'd',
+  return Relation{std::nullopt,
+                  16384,
+                  "public",
+                  "outbox",
+                  'd',
                   {{1, "id", 2950, -1},
                    {0, "aggregate_type", 25, -1},
                    {0, "aggregate_id", 25, -1},
@@ -31,8 +35,13 @@ const Value kNull{Value::Kind::kNull, ""};
 
 Tuple Row(Value payload = T(R"({"total": 10})"), Value headers = T(R"({"trace": "abc"})"),
           Value created = T("2026-01-02 03:04:05.123456+00")) {
-  return {T("0b7e1a50-3c5d-4f0e-9a55-5d1f2b9d8e01"), T("order"), T("o-1"), T("OrderCreated"),
-          payload, headers, created};
+  return {T("0b7e1a50-3c5d-4f0e-9a55-5d1f2b9d8e01"),
+          T("order"),
+          T("o-1"),
+          T("OrderCreated"),
+          payload,
+          headers,
+          created};
 }
 
 RowSource Source() {
@@ -40,8 +49,8 @@ RowSource Source() {
           "app"};
 }
 
-BoundRelation Bind(const Relation& r = Outbox(), const std::string& topic =
-                                                     "outbox.event.{aggregate_type}") {
+BoundRelation Bind(const Relation& r = Outbox(),
+                   const std::string& topic = "outbox.event.{aggregate_type}") {
   absl::StatusOr<BoundRelation> b = BoundRelation::Bind(r, ColumnMapping{}, topic);
   EXPECT_TRUE(b.ok()) << b.status();
   return *b;
@@ -108,12 +117,14 @@ TEST(MapperTest, PayloadTypes) {
 
 TEST(MapperTest, HeaderValuesOfEveryJsonType) {
   auto r = Bind().Map(
-      Row(T("{}"), T(R"({"s": "x", "n": 1.5, "b": true, "o": {"k": [1]}, "gone": null, "u": "✓"})")),
+      Row(T("{}"),
+          T(R"({"s": "x", "n": 1.5, "b": true, "o": {"k": [1]}, "gone": null, "u": "✓"})")),
       Source());
   ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_THAT(Decode(*r).headers(),
-              ::testing::UnorderedElementsAre(Pair("s", "x"), Pair("n", "1.5"), Pair("b", "true"),
-                                              Pair("o", R"({"k":[1]})"), Pair("u", "✓")));
+  EXPECT_THAT(
+      Decode(*r).headers(),
+      ::testing::UnorderedElementsAre(Pair("s", "x"), Pair("n", "1.5"), Pair("b", "true"),
+                                      Pair("o", R"({"k":[1]})"), Pair("u", "✓")));
   EXPECT_EQ(r->headers.size(), 3u + 5u);
 }
 
@@ -131,7 +142,8 @@ TEST(MapperTest, AbsentOptionalColumnsUseCommitTime) {
 }
 
 TEST(MapperTest, TopicTemplates) {
-  auto r = Bind(Outbox(), "{schema}.{table}.{event_type}-{aggregate_id}").Map(Row(), Source());
+  auto r =
+      Bind(Outbox(), "{schema}.{table}.{event_type}-{aggregate_id}").Map(Row(), Source());
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->topic, "public.outbox.OrderCreated-o-1");
   EXPECT_EQ(Bind(Outbox(), "fixed").Map(Row(), Source())->topic, "fixed");
@@ -177,13 +189,15 @@ TEST(MapperTest, BindErrorsNameTheColumnAndTheFlag) {
   auto b = BoundRelation::Bind(no_key, ColumnMapping{}, "t");
   ASSERT_FALSE(b.ok());
   EXPECT_EQ(b.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(b.status().message(),
-              HasSubstr("table public.outbox has no column \"aggregate_id\" (--key-column)"));
+  EXPECT_THAT(
+      b.status().message(),
+      HasSubstr("table public.outbox has no column \"aggregate_id\" (--key-column)"));
 
   EXPECT_THAT(BoundRelation::Bind(Outbox(23), ColumnMapping{}, "t").status().message(),
               HasSubstr("use json, jsonb, text or bytea"));
-  EXPECT_THAT(BoundRelation::Bind(Outbox(), ColumnMapping{}, "x.{nope}").status().message(),
-              HasSubstr("no column \"nope\" (--topic)"));
+  EXPECT_THAT(
+      BoundRelation::Bind(Outbox(), ColumnMapping{}, "x.{nope}").status().message(),
+      HasSubstr("no column \"nope\" (--topic)"));
   Relation text_headers = Outbox();
   text_headers.columns[5].type_oid = 25;
   EXPECT_THAT(BoundRelation::Bind(text_headers, ColumnMapping{}, "t").status().message(),
@@ -212,10 +226,11 @@ TEST(MapperTest, TopicNameRules) {
 TEST(MapperTest, RowAsJsonForDeadLetters) {
   Tuple row = Row();
   row[5] = kNull;
-  EXPECT_EQ(Bind().RowAsJson(row),
-            R"({"id":"0b7e1a50-3c5d-4f0e-9a55-5d1f2b9d8e01","aggregate_type":"order",)"
-            R"("aggregate_id":"o-1","event_type":"OrderCreated","payload":"{\"total\": 10}",)"
-            R"("headers":null,"created_at":"2026-01-02 03:04:05.123456+00"})");
+  EXPECT_EQ(
+      Bind().RowAsJson(row),
+      R"({"id":"0b7e1a50-3c5d-4f0e-9a55-5d1f2b9d8e01","aggregate_type":"order",)"
+      R"("aggregate_id":"o-1","event_type":"OrderCreated","payload":"{\"total\": 10}",)"
+      R"("headers":null,"created_at":"2026-01-02 03:04:05.123456+00"})");
 }
 
 }  // namespace

@@ -13,9 +13,9 @@ namespace publisher {
 namespace {
 
 using cdc::Lsn;
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using ::testing::Contains;
 namespace pg = cdc::pgoutput;
 
 constexpr uint32_t kOutboxOid = 16384;
@@ -26,7 +26,11 @@ std::string W(const pg::PgOutputMessage& m, Lsn data_start = Lsn()) {
 }
 
 std::string OutboxRelation() {
-  return W(pg::Relation{std::nullopt, kOutboxOid, "public", "outbox", 'd',
+  return W(pg::Relation{std::nullopt,
+                        kOutboxOid,
+                        "public",
+                        "outbox",
+                        'd',
                         {{1, "id", 2950, -1},
                          {0, "aggregate_type", 25, -1},
                          {0, "aggregate_id", 25, -1},
@@ -35,8 +39,8 @@ std::string OutboxRelation() {
 }
 
 std::string OtherRelation() {
-  return W(pg::Relation{std::nullopt, kOtherOid, "public", "other", 'd',
-                        {{1, "id", 23, -1}}});
+  return W(
+      pg::Relation{std::nullopt, kOtherOid, "public", "other", 'd', {{1, "id", 23, -1}}});
 }
 
 pg::Value T(std::string s) { return {pg::Value::Kind::kText, std::move(s)}; }
@@ -44,8 +48,9 @@ pg::Value T(std::string s) { return {pg::Value::Kind::kText, std::move(s)}; }
 std::string Insert(const std::string& id, const std::string& key = "k",
                    uint32_t oid = kOutboxOid) {
   if (oid != kOutboxOid) return W(pg::Insert{std::nullopt, oid, {T(id)}});
-  return W(pg::Insert{std::nullopt, oid, {T(id), T("order"), T(key), T("Created"), T("{}")}},
-           Lsn(0x10));
+  return W(
+      pg::Insert{std::nullopt, oid, {T(id), T("order"), T(key), T("Created"), T("{}")}},
+      Lsn(0x10));
 }
 
 std::string Begin(uint32_t xid, uint64_t commit) {
@@ -54,7 +59,9 @@ std::string Begin(uint32_t xid, uint64_t commit) {
 std::string Commit(uint64_t commit, uint64_t end) {
   return W(pg::Commit{0, Lsn(commit), Lsn(end), 0});
 }
-std::string Keepalive(uint64_t wal_end) { return cdc::BuildKeepalive({Lsn(wal_end), 0, false}); }
+std::string Keepalive(uint64_t wal_end) {
+  return cdc::BuildKeepalive({Lsn(wal_end), 0, false});
+}
 
 class RelayTest : public ::testing::Test {
  protected:
@@ -94,8 +101,10 @@ TEST_F(RelayTest, PublishesOnlyOutboxInsertsAndConfirmsAfterAcknowledgement) {
   stream_.Message(OtherRelation());
   stream_.Message(Insert("a"));
   stream_.Message(Insert("7", "", kOtherOid));
-  stream_.Message(W(pg::Update{std::nullopt, kOutboxOid, 0, {}, {T("a"), T("x"), T("k"), T("U"), T("{}")}}));
-  stream_.Message(W(pg::Delete{std::nullopt, kOutboxOid, 'K', {T("a"), T(""), T(""), T(""), T("")}}));
+  stream_.Message(W(pg::Update{
+      std::nullopt, kOutboxOid, 0, {}, {T("a"), T("x"), T("k"), T("U"), T("{}")}}));
+  stream_.Message(
+      W(pg::Delete{std::nullopt, kOutboxOid, 'K', {T("a"), T(""), T(""), T(""), T("")}}));
   stream_.Message(W(pg::Truncate{std::nullopt, 0, {kOutboxOid}}));
   stream_.Message(W(pg::Message{std::nullopt, 1, Lsn(5), "p", "c"}));
   stream_.Message(Insert("b"));
@@ -138,7 +147,8 @@ TEST_F(RelayTest, NeverConfirmsPastAnUnacknowledgedTransaction) {
   stream_.Action([&] { clock_.Advance(absl::Seconds(2)); });
   stream_.Message(Keepalive(0x400));
   stream_.Action([&] {
-    EXPECT_LT(stream_.max_flush(), Lsn(0x110)) << "passed transaction 1's unacked message";
+    EXPECT_LT(stream_.max_flush(), Lsn(0x110))
+        << "passed transaction 1's unacked message";
     sink_.Ack(0);
   });
   stream_.Action([&] { clock_.Advance(absl::Seconds(2)); });
@@ -194,8 +204,10 @@ TEST_F(RelayTest, BackpressurePausesReadingButKeepsStatusFlowing) {
       statuses_at_pause = stream_.statuses().size();
       return;
     }
-    if (clock_.Now() - *paused_at < absl::Seconds(30) || sink_.produced().size() > 2) return;
-    EXPECT_EQ(stream_.reads(), reads_at_pause) << "read the WAL beyond the in-flight limit";
+    if (clock_.Now() - *paused_at < absl::Seconds(30) || sink_.produced().size() > 2)
+      return;
+    EXPECT_EQ(stream_.reads(), reads_at_pause)
+        << "read the WAL beyond the in-flight limit";
     EXPECT_GE(stream_.statuses().size(), statuses_at_pause + 20)
         << "status updates stopped while paused: wal_sender_timeout would fire";
     sink_.AckAll();
@@ -214,7 +226,8 @@ TEST_F(RelayTest, BytesLimitPausesToo) {
   stream_.Message(Insert("b"));
   stream_.Message(Commit(0x100, 0x110));
   sink_.on_poll = [&] {
-    EXPECT_LE(sink_.produced().size(), 1u + sink_.produced().size() - sink_.outstanding());
+    EXPECT_LE(sink_.produced().size(),
+              1u + sink_.produced().size() - sink_.outstanding());
     sink_.AckAll();
   };
   ASSERT_TRUE(Run().ok());
@@ -254,7 +267,8 @@ TEST_F(RelayTest, DeadLetterCarriesTheErrorAndReleasesTheLsnOnlyWhenAcknowledged
   stream_.Message(OutboxRelation());
   stream_.Message(Insert("bad"));
   stream_.Message(Commit(0x100, 0x110));
-  stream_.Action([&] { sink_.Fail(0, absl::PermissionDeniedError("TOPIC_AUTHORIZATION_FAILED")); });
+  stream_.Action(
+      [&] { sink_.Fail(0, absl::PermissionDeniedError("TOPIC_AUTHORIZATION_FAILED")); });
   stream_.Message(Keepalive(0x100));  // Gives the relay a turn to poll.
   stream_.Action([&] {
     ASSERT_EQ(sink_.produced().size(), 2u);
@@ -280,8 +294,10 @@ TEST_F(RelayTest, DeadLetterCarriesTheErrorAndReleasesTheLsnOnlyWhenAcknowledged
 TEST_F(RelayTest, UnmappableRowHaltsByDefault) {
   stream_.Message(Begin(1, 0x100));
   stream_.Message(OutboxRelation());
-  stream_.Message(W(pg::Insert{std::nullopt, kOutboxOid,
-                               {T("x"), T("order"), {pg::Value::Kind::kNull, ""}, T("E"), T("{}")}}));
+  stream_.Message(
+      W(pg::Insert{std::nullopt,
+                   kOutboxOid,
+                   {T("x"), T("order"), {pg::Value::Kind::kNull, ""}, T("E"), T("{}")}}));
   stream_.Message(Commit(0x100, 0x110));
   absl::Status s = Run();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
@@ -295,15 +311,18 @@ TEST_F(RelayTest, UnmappableRowGoesToTheDeadLetterTopicAsJson) {
   sink_.auto_ack = true;
   stream_.Message(Begin(1, 0x100));
   stream_.Message(OutboxRelation());
-  stream_.Message(W(pg::Insert{std::nullopt, kOutboxOid,
-                               {T("x"), T("order"), {pg::Value::Kind::kNull, ""}, T("E"), T("{}")}}));
+  stream_.Message(
+      W(pg::Insert{std::nullopt,
+                   kOutboxOid,
+                   {T("x"), T("order"), {pg::Value::Kind::kNull, ""}, T("E"), T("{}")}}));
   stream_.Message(Commit(0x100, 0x110));
   ASSERT_TRUE(Run().ok());
   ASSERT_EQ(sink_.produced().size(), 1u);
   const auto& letter = sink_.produced()[0].record;
   EXPECT_EQ(letter.topic, "outbox.dead-letter");
-  EXPECT_EQ(letter.value,
-            R"({"id":"x","aggregate_type":"order","aggregate_id":null,"event_type":"E","payload":"{}"})");
+  EXPECT_EQ(
+      letter.value,
+      R"({"id":"x","aggregate_type":"order","aggregate_id":null,"event_type":"E","payload":"{}"})");
   EXPECT_THAT(letter.headers, ::testing::Contains(std::pair<std::string, std::string>(
                                   "error_stage", "mapping")));
   EXPECT_EQ(stream_.max_flush(), Lsn(0x110));
@@ -311,7 +330,11 @@ TEST_F(RelayTest, UnmappableRowGoesToTheDeadLetterTopicAsJson) {
 
 TEST_F(RelayTest, MissingColumnStopsWithAFailedPrecondition) {
   stream_.Message(Begin(1, 0x100));
-  stream_.Message(W(pg::Relation{std::nullopt, kOutboxOid, "public", "outbox", 'd',
+  stream_.Message(W(pg::Relation{std::nullopt,
+                                 kOutboxOid,
+                                 "public",
+                                 "outbox",
+                                 'd',
                                  {{1, "id", 2950, -1}, {0, "payload", 3802, -1}}}));
   stream_.Message(Insert("a"));
   absl::Status s = Run();
@@ -324,12 +347,19 @@ TEST_F(RelayTest, SchemaChangeRebindsTheOutboxTable) {
   sink_.auto_ack = true;
   options_.topic = "{table}.{region}";
   stream_.Message(Begin(1, 0x100));
-  stream_.Message(W(pg::Relation{std::nullopt, kOutboxOid, "public", "outbox", 'd',
-                                 {{1, "id", 2950, -1}, {0, "aggregate_type", 25, -1},
-                                  {0, "aggregate_id", 25, -1}, {0, "event_type", 25, -1},
-                                  {0, "payload", 3802, -1}, {0, "region", 25, -1}}}));
-  stream_.Message(W(pg::Insert{std::nullopt, kOutboxOid,
-                               {T("a"), T("o"), T("k"), T("E"), T("{}"), T("eu")}}));
+  stream_.Message(W(pg::Relation{std::nullopt,
+                                 kOutboxOid,
+                                 "public",
+                                 "outbox",
+                                 'd',
+                                 {{1, "id", 2950, -1},
+                                  {0, "aggregate_type", 25, -1},
+                                  {0, "aggregate_id", 25, -1},
+                                  {0, "event_type", 25, -1},
+                                  {0, "payload", 3802, -1},
+                                  {0, "region", 25, -1}}}));
+  stream_.Message(W(pg::Insert{
+      std::nullopt, kOutboxOid, {T("a"), T("o"), T("k"), T("E"), T("{}"), T("eu")}}));
   stream_.Message(Commit(0x100, 0x110));
   ASSERT_TRUE(Run().ok());
   ASSERT_EQ(sink_.produced().size(), 1u);

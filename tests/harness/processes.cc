@@ -1,0 +1,240 @@
+// Child processes and a background consumer for integration tests.
+#include "tests/harness/processes.h"
+
+#include <fcntl.h>
+#include <librdkafka/rdkafka.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+
+namespace testing_harness {
+
+std::string BuildPath(const std::string& name) {
+  return absl::StrCat(OUTBOX_BUILD_DIR, "/", name);
+}
+
+bool WaitFor(const std::function<bool()>& predicate, absl::Duration timeout) {
+  absl::Time deadline = absl::Now() + timeout;
+  while (absl::Now() < deadline) {
+    if (predicate()) return true;
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  return predicate();
+}
+
+absl::StatusOr<std::unique_ptr<MockKafka>> MockKafka::Start(int brokers) {
+  int to_child[2], from_child[2];
+  if (pipe(to_child) != 0 || pipe(from_child) != 0)
+    return absl::InternalError("pipe failed");
+  pid_t pid = fork();
+  if (pid < 0) return absl::InternalError("fork failed");
+  if (pid == 0) {
+    dup2(to_child[0], 0);
+    dup2(from_child[1], 1);
+    close(to_child[1]);
+    close(from_child[0]);
+    std::string path = BuildPath("mock-kafka");
+    std::string n = std::to_string(brokers);
+    execl(path.c_str(), path.c_str(), "--brokers", n.c_str(),
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(to_child[0]);
+  close(from_child[1]);
+  fcntl(to_child[1], F_SETFD, FD_CLOEXEC);
+  fcntl(from_child[0], F_SETFD, FD_CLOEXEC);
+  auto mock = std::unique_ptr<MockKafka>(new MockKafka());
+  mock->pid_ = pid;
+  mock->in_ = fdopen(to_child[1], "w");
+  mock->out_ = fdopen(from_child[0], "r");
+  char line[4096];
+  if (fgets(line, sizeof(line), mock->out_) == nullptr) {
+    return absl::InternalError("mock-kafka printed no bootstrap line");
+  }
+  absl::string_view l = absl::StripAsciiWhitespace(line);
+  if (!absl::ConsumePrefix(&l, "bootstrap=")) {
+    return absl::InternalError(absl::StrCat("unexpected mock-kafka output: ", line));
+  }
+  mock->bootstrap_ = std::string(l);
+  return mock;
+}
+
+MockKafka::~MockKafka() {
+  if (in_ != nullptr) fclose(in_);  // mock-kafka exits at end of stdin.
+  if (out_ != nullptr) fclose(out_);
+  if (pid_ > 0) {
+    int status;
+    for (int i = 0; i < 100 && waitpid(pid_, &status, WNOHANG) == 0; ++i) {
+      absl::SleepFor(absl::Milliseconds(50));
+      if (i == 99) {
+        kill(pid_, SIGKILL);
+        waitpid(pid_, &status, 0);
+      }
+    }
+  }
+}
+
+std::string MockKafka::Command(const std::string& line) {
+  fprintf(in_, "%s\n", line.c_str());
+  fflush(in_);
+  char answer[4096];
+  if (fgets(answer, sizeof(answer), out_) == nullptr) return "error: mock-kafka is gone";
+  return std::string(absl::StripAsciiWhitespace(answer));
+}
+
+absl::StatusOr<std::unique_ptr<Process>> Process::Start(
+    const std::vector<std::string>& argv, const std::string& log_path) {
+  pid_t pid = fork();
+  if (pid < 0) return absl::InternalError("fork failed");
+  if (pid == 0) {
+    int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    int devnull = open("/dev/null", O_RDONLY);
+    dup2(devnull, 0);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  auto p = std::unique_ptr<Process>(new Process());
+  p->pid_ = pid;
+  p->log_path_ = log_path;
+  return p;
+}
+
+Process::~Process() {
+  if (running()) {
+    kill(pid_, SIGKILL);
+    Wait(absl::Seconds(10));
+  }
+}
+
+void Process::Signal(int sig) {
+  if (running()) kill(pid_, sig);
+}
+
+bool Process::running() {
+  if (exit_code_) return false;
+  int status;
+  pid_t r = waitpid(pid_, &status, WNOHANG);
+  if (r == pid_) {
+    exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return false;
+  }
+  return r == 0;
+}
+
+std::optional<int> Process::Wait(absl::Duration timeout) {
+  WaitFor([&] { return !running(); }, timeout);
+  return exit_code_;
+}
+
+std::string Process::Log() const {
+  std::ifstream in(log_path_);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+absl::StatusOr<std::unique_ptr<Consumer>> Consumer::Start(
+    const std::string& bootstrap, const std::vector<std::string>& topics) {
+  char err[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), err, sizeof(err));
+  rd_kafka_conf_set(conf, "group.id", "outbox-test-verifier", err, sizeof(err));
+  rd_kafka_conf_set(conf, "enable.auto.commit", "false", err, sizeof(err));
+  // After an outage, never skip ahead: re-read from the start if an offset is lost.
+  rd_kafka_conf_set(conf, "auto.offset.reset", "earliest", err, sizeof(err));
+  rd_kafka_conf_set(conf, "log_level", "3", err, sizeof(err));
+  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
+  if (rk == nullptr) return absl::InternalError(err);
+  auto consumer = std::unique_ptr<Consumer>(new Consumer());
+  consumer->rk_ = rk;
+  // Assign every partition of each topic explicitly: no group rebalancing.
+  rd_kafka_topic_partition_list_t* parts = rd_kafka_topic_partition_list_new(16);
+  for (const std::string& topic : topics) {
+    rd_kafka_topic_t* t = rd_kafka_topic_new(rk, topic.c_str(), nullptr);
+    const struct rd_kafka_metadata* md = nullptr;
+    rd_kafka_resp_err_t e = rd_kafka_metadata(rk, 0, t, &md, 10000);
+    if (e != RD_KAFKA_RESP_ERR_NO_ERROR || md->topic_cnt != 1 ||
+        md->topics[0].partition_cnt == 0) {
+      if (md) rd_kafka_metadata_destroy(md);
+      rd_kafka_topic_destroy(t);
+      rd_kafka_topic_partition_list_destroy(parts);
+      return absl::InternalError(absl::StrCat("no metadata for topic ", topic));
+    }
+    for (int i = 0; i < md->topics[0].partition_cnt; ++i) {
+      rd_kafka_topic_partition_list_add(parts, topic.c_str(),
+                                        md->topics[0].partitions[i].id)
+          ->offset = RD_KAFKA_OFFSET_BEGINNING;
+    }
+    rd_kafka_metadata_destroy(md);
+    rd_kafka_topic_destroy(t);
+  }
+  rd_kafka_assign(rk, parts);
+  rd_kafka_topic_partition_list_destroy(parts);
+  consumer->thread_ = std::thread([c = consumer.get()] { c->Loop(); });
+  return consumer;
+}
+
+void Consumer::Loop() {
+  auto* rk = static_cast<rd_kafka_t*>(rk_);
+  while (!stop_) {
+    rd_kafka_message_t* m = rd_kafka_consumer_poll(rk, 100);
+    if (m == nullptr) continue;
+    if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      ConsumedRecord r;
+      r.topic = rd_kafka_topic_name(m->rkt);
+      r.partition = m->partition;
+      r.offset = m->offset;
+      if (m->key) r.key.assign(static_cast<const char*>(m->key), m->key_len);
+      if (m->payload) r.value.assign(static_cast<const char*>(m->payload), m->len);
+      rd_kafka_timestamp_type_t type;
+      r.timestamp_ms = rd_kafka_message_timestamp(m, &type);
+      rd_kafka_headers_t* h = nullptr;
+      if (rd_kafka_message_headers(m, &h) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        const char* name;
+        const void* value;
+        size_t size;
+        for (size_t i = 0; rd_kafka_header_get_all(h, i, &name, &value, &size) == 0;
+             ++i) {
+          r.headers.emplace_back(
+              name, value ? std::string(static_cast<const char*>(value), size) : "");
+        }
+      }
+      std::lock_guard<std::mutex> lock(mu_);
+      records_.push_back(std::move(r));
+    }
+    rd_kafka_message_destroy(m);
+  }
+}
+
+Consumer::~Consumer() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+  auto* rk = static_cast<rd_kafka_t*>(rk_);
+  rd_kafka_consumer_close(rk);
+  rd_kafka_destroy(rk);
+}
+
+std::vector<ConsumedRecord> Consumer::Records() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return records_;
+}
+
+size_t Consumer::Count() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return records_.size();
+}
+
+}  // namespace testing_harness

@@ -1,0 +1,95 @@
+// Child processes for integration tests: mock-kafka driven over its stdin, the
+// outbox-publisher binary, and a Kafka consumer reading concurrently. Each is
+// stopped by its destructor; mock-kafka also exits by itself when the test process
+// dies (its stdin closes).
+#ifndef TESTS_HARNESS_PROCESSES_H_
+#define TESTS_HARNESS_PROCESSES_H_
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace testing_harness {
+
+// Path of a binary in the build directory (OUTBOX_BUILD_DIR).
+std::string BuildPath(const std::string& name);
+
+// Polls `predicate` every 20 ms until it holds or `timeout` passes.
+bool WaitFor(const std::function<bool()>& predicate, absl::Duration timeout);
+
+class MockKafka {
+ public:
+  static absl::StatusOr<std::unique_ptr<MockKafka>> Start(int brokers = 1);
+  ~MockKafka();
+  const std::string& bootstrap() const { return bootstrap_; }
+  // Sends one command line; returns its answer ("ok" or "error: ...").
+  std::string Command(const std::string& line);
+
+ private:
+  pid_t pid_ = -1;
+  FILE* in_ = nullptr;
+  FILE* out_ = nullptr;
+  std::string bootstrap_;
+};
+
+class Process {
+ public:
+  // Starts `argv` with stderr (and stdout) appended to `log_path`.
+  static absl::StatusOr<std::unique_ptr<Process>> Start(
+      const std::vector<std::string>& argv, const std::string& log_path);
+  ~Process();  // SIGKILL if still running.
+  void Signal(int sig);
+  // Waits for exit; returns the exit code (128+signal if killed), or nullopt on timeout.
+  std::optional<int> Wait(absl::Duration timeout);
+  bool running();
+  std::string Log() const;  // Everything it wrote so far.
+
+ private:
+  pid_t pid_ = -1;
+  std::string log_path_;
+  std::optional<int> exit_code_;
+};
+
+struct ConsumedRecord {
+  std::string topic;
+  int32_t partition;
+  int64_t offset;
+  std::string key;
+  std::string value;
+  std::vector<std::pair<std::string, std::string>> headers;
+  int64_t timestamp_ms;
+};
+
+// Reads every partition of the given topics from the beginning, on its own thread.
+class Consumer {
+ public:
+  static absl::StatusOr<std::unique_ptr<Consumer>> Start(
+      const std::string& bootstrap, const std::vector<std::string>& topics);
+  ~Consumer();
+  std::vector<ConsumedRecord> Records();
+  size_t Count();
+
+ private:
+  Consumer() = default;
+  void Loop();
+  void* rk_ = nullptr;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+  std::mutex mu_;
+  std::vector<ConsumedRecord> records_;
+};
+
+}  // namespace testing_harness
+
+#endif  // TESTS_HARNESS_PROCESSES_H_

@@ -1,0 +1,371 @@
+// End-to-end tests of the outbox-publisher binary against a throwaway PostgreSQL
+// and mock-kafka, with a consumer reading concurrently and decoding envelopes.
+#include <signal.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "cdc/lsn.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "outbox/v1/envelope.pb.h"
+#include "tests/harness/pg_cluster.h"
+#include "tests/harness/processes.h"
+
+namespace publisher {
+namespace {
+
+using cdc::Lsn;
+using ::testing::HasSubstr;
+using testing_harness::ConsumedRecord;
+using testing_harness::Consumer;
+using testing_harness::MockKafka;
+using testing_harness::PgCluster;
+using testing_harness::PgSession;
+using testing_harness::Process;
+using testing_harness::WaitFor;
+
+template <typename T>
+T ValueOrDie(absl::StatusOr<T> v) {
+  EXPECT_TRUE(v.ok()) << v.status();
+  if (!v.ok()) std::abort();
+  return *std::move(v);
+}
+
+constexpr char kSchema[] = R"sql(
+  CREATE TABLE outbox (
+    id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    aggregate_type text NOT NULL, aggregate_id text NOT NULL, event_type text NOT NULL,
+    payload jsonb NOT NULL, headers jsonb, created_at timestamptz NOT NULL DEFAULT now());
+  CREATE TABLE outbox_bin (
+    id bigint PRIMARY KEY, aggregate_type text NOT NULL, aggregate_id text NOT NULL,
+    event_type text NOT NULL, payload bytea NOT NULL);
+  CREATE TABLE other (id serial PRIMARY KEY, v text);
+)sql";
+
+class PublisherTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    cluster_ = ValueOrDie(PgCluster::Start({"TimeZone=UTC"}));
+    sql_ = ValueOrDie(cluster_->Connect());
+    ASSERT_TRUE(sql_->Exec(kSchema).ok());
+    mock_ = ValueOrDie(MockKafka::Start(1));
+    for (const char* topic :
+         {"outbox.event.order", "outbox.event.user", "outbox.event.bin"}) {
+      ASSERT_EQ(mock_->Command(absl::StrCat("topic ", topic, " 4")), "ok");
+    }
+    log_path_ = absl::StrCat(cluster_->dir(), "/publisher.log");
+  }
+
+  void TearDown() override {
+    if (HasFailure() && publisher_) {
+      std::cerr << "--- publisher log ---\n" << publisher_->Log() << "\n";
+    }
+  }
+
+  std::unique_ptr<Process> StartPublisher(std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv = {testing_harness::BuildPath("outbox-publisher"),
+                                     "--pg",
+                                     cluster_->conninfo(),
+                                     "--brokers",
+                                     mock_->bootstrap(),
+                                     "--table",
+                                     "outbox,outbox_bin",
+                                     "--status-interval",
+                                     "500ms",
+                                     "--stats-interval",
+                                     "1s",
+                                     "-X",
+                                     "reconnect.backoff.max.ms=500"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    auto p = ValueOrDie(Process::Start(argv, log_path_));
+    EXPECT_TRUE(WaitFor(
+        [&] {
+          return p->Log().find("\"msg\":\"streaming\"") != std::string::npos ||
+                 !p->running();
+        },
+        absl::Seconds(60)))
+        << p->Log();
+    EXPECT_TRUE(p->running()) << p->Log();
+    return p;
+  }
+
+  std::unique_ptr<Consumer> StartConsumer() {
+    return ValueOrDie(
+        Consumer::Start(mock_->bootstrap(),
+                        {"outbox.event.order", "outbox.event.user", "outbox.event.bin"}));
+  }
+
+  Lsn Query(const std::string& q) {
+    return ValueOrDie(Lsn::Parse(ValueOrDie(sql_->Value(q))));
+  }
+  Lsn Confirmed() {
+    return Query(
+        "SELECT confirmed_flush_lsn::text FROM pg_replication_slots "
+        "WHERE slot_name = 'outbox_publisher'");
+  }
+  Lsn WalInsert() { return Query("SELECT pg_current_wal_insert_lsn()::text"); }
+
+  static std::string Header(const ConsumedRecord& r, const std::string& name) {
+    for (const auto& [k, v] : r.headers) {
+      if (k == name) return v;
+    }
+    return "<absent>";
+  }
+
+  std::unique_ptr<PgCluster> cluster_;
+  std::unique_ptr<PgSession> sql_;
+  std::unique_ptr<MockKafka> mock_;
+  std::unique_ptr<Process> publisher_;
+  std::string log_path_;
+};
+
+TEST_F(PublisherTest, ExactlyTheCommittedInsertsArriveByteForByte) {
+  publisher_ = StartPublisher();
+  auto consumer = StartConsumer();
+  ASSERT_TRUE(sql_->Exec(R"sql(
+    INSERT INTO outbox (id, aggregate_type, aggregate_id, event_type, payload, headers, created_at)
+    VALUES ('00000000-0000-0000-0000-000000000001', 'order', 'o-1', 'OrderCreated',
+            '{"total": 10, "name": "Zoë ✓ 日本"}', '{"trace": "t-1", "n": 2}',
+            '2026-01-02 03:04:05.123456+00'),
+           ('00000000-0000-0000-0000-000000000002', 'user', 'u-1', 'UserAdded', '[]', NULL,
+            '2026-01-02 03:04:05+00');
+    INSERT INTO outbox_bin VALUES (7, 'bin', 'b-1', 'Blob', '\x00ff0a7f');
+  )sql")
+                  .ok());
+  ASSERT_TRUE(
+      sql_->Exec("BEGIN; INSERT INTO outbox (aggregate_type, aggregate_id, event_type, "
+                 "payload) VALUES ('order', 'o-x', 'RolledBack', '{}'); ROLLBACK")
+          .ok());
+  ASSERT_TRUE(sql_->Exec(R"sql(
+    UPDATE outbox SET event_type = 'Changed' WHERE aggregate_id = 'o-1';
+    DELETE FROM outbox WHERE aggregate_id = 'u-1';
+    INSERT INTO other (v) VALUES ('not published');
+  )sql")
+                  .ok());
+  ASSERT_TRUE(sql_->Exec("TRUNCATE outbox_bin").ok());
+  ASSERT_TRUE(sql_->Exec(R"sql(
+    BEGIN;
+    INSERT INTO outbox (id, aggregate_type, aggregate_id, event_type, payload)
+    VALUES ('00000000-0000-0000-0000-000000000003', 'order', 'o-1', 'InsertThenDelete', '{}');
+    DELETE FROM outbox WHERE id = '00000000-0000-0000-0000-000000000003';
+    COMMIT;
+  )sql")
+                  .ok());
+  Lsn end = WalInsert();
+
+  ASSERT_TRUE(WaitFor([&] { return consumer->Count() >= 4; }, absl::Seconds(60)));
+  // Let anything that should not exist have time to show up: wait for the slot.
+  ASSERT_TRUE(WaitFor([&] { return Confirmed() >= end; }, absl::Seconds(60)))
+      << "confirmed " << Confirmed() << " never reached " << end;
+  std::vector<ConsumedRecord> records = consumer->Records();
+  ASSERT_EQ(records.size(), 4u);
+
+  std::map<std::string, ConsumedRecord> by_id;
+  for (const auto& r : records) by_id[Header(r, "id")] = r;
+  ASSERT_EQ(by_id.size(), 4u);
+
+  const ConsumedRecord& first = by_id["00000000-0000-0000-0000-000000000001"];
+  EXPECT_EQ(first.topic, "outbox.event.order");
+  EXPECT_EQ(first.key, "o-1");
+  EXPECT_EQ(first.timestamp_ms, 1'767'323'045'123);
+  EXPECT_EQ(Header(first, "event_type"), "OrderCreated");
+  EXPECT_EQ(Header(first, "content_type"),
+            "application/x-protobuf; messageType=outbox.v1.Envelope");
+  EXPECT_EQ(Header(first, "trace"), "t-1");
+  EXPECT_EQ(Header(first, "n"), "2");
+  outbox::v1::Envelope e;
+  ASSERT_TRUE(e.ParseFromString(first.value));
+  EXPECT_EQ(e.id(), "00000000-0000-0000-0000-000000000001");
+  EXPECT_EQ(e.aggregate_type(), "order");
+  EXPECT_EQ(e.aggregate_id(), "o-1");
+  EXPECT_EQ(e.event_type(), "OrderCreated");
+  EXPECT_EQ(e.payload(), R"({"name": "Zoë ✓ 日本", "total": 10})");  // jsonb's own text
+  EXPECT_EQ(e.content_type(), "application/json");
+  EXPECT_EQ(e.headers().at("trace"), "t-1");
+  EXPECT_EQ(e.created_at().seconds(), 1'767'323'045);
+  EXPECT_EQ(e.created_at().nanos(), 123'456'000);
+  EXPECT_EQ(e.source().database(), "postgres");
+  EXPECT_EQ(e.source().schema(), "public");
+  EXPECT_EQ(e.source().table(), "outbox");
+  EXPECT_GT(e.source().commit_lsn(), 0u);
+  EXPECT_GT(e.source().lsn(), 0u);
+  EXPECT_GT(e.source().xid(), 0u);
+
+  const ConsumedRecord& user = by_id["00000000-0000-0000-0000-000000000002"];
+  EXPECT_EQ(user.topic, "outbox.event.user");
+  EXPECT_EQ(user.key, "u-1");
+  ASSERT_TRUE(e.ParseFromString(user.value));
+  EXPECT_EQ(e.payload(), "[]");
+  EXPECT_TRUE(e.headers().empty());
+
+  const ConsumedRecord& bin = by_id["7"];
+  EXPECT_EQ(bin.topic, "outbox.event.bin");
+  ASSERT_TRUE(e.ParseFromString(bin.value));
+  EXPECT_EQ(e.payload(), std::string("\x00\xff\x0a\x7f", 4));
+  EXPECT_EQ(e.content_type(), "application/octet-stream");
+  EXPECT_EQ(e.source().table(), "outbox_bin");
+
+  const ConsumedRecord& kept = by_id["00000000-0000-0000-0000-000000000003"];
+  ASSERT_TRUE(e.ParseFromString(kept.value));
+  EXPECT_EQ(e.event_type(), "InsertThenDelete");
+  // Same key, same partition, commit order.
+  EXPECT_EQ(kept.partition, first.partition);
+  EXPECT_GT(kept.offset, first.offset);
+
+  publisher_->Signal(SIGTERM);
+  EXPECT_EQ(publisher_->Wait(absl::Seconds(60)), 0) << publisher_->Log();
+  EXPECT_GE(Confirmed(), end);
+}
+
+TEST_F(PublisherTest, BrokerOutageNeverConfirmsUnacknowledgedRowsAndRecovers) {
+  publisher_ = StartPublisher({"--max-in-flight", "50"});
+  auto consumer = StartConsumer();
+  ASSERT_TRUE(WaitFor([&] { return Confirmed() >= WalInsert(); }, absl::Seconds(30)));
+  ASSERT_EQ(mock_->Command("down all"), "ok");
+  Lsn before = WalInsert();
+  // 200 rows in 100 transactions: far beyond the in-flight limit.
+  ASSERT_TRUE(sql_->Exec(R"sql(
+    DO $$ BEGIN
+      FOR i IN 1..100 LOOP
+        INSERT INTO outbox (aggregate_type, aggregate_id, event_type, payload)
+        SELECT 'order', 'o-' || (i % 7), 'E', jsonb_build_object('i', i, 'j', j)
+        FROM generate_series(1, 2) j;
+        COMMIT;
+      END LOOP;
+    END $$)sql")
+                  .ok());
+  Lsn end = WalInsert();
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return publisher_->Log().find("reading the WAL paused") != std::string::npos;
+      },
+      absl::Seconds(60)))
+      << "the in-flight limit never paused reading";
+  // Hold the outage for a while: the slot must not move past the first transaction.
+  absl::Time until = absl::Now() + absl::Seconds(5);
+  while (absl::Now() < until) {
+    ASSERT_LE(Confirmed(), before) << "confirmed past an unacknowledged row";
+    ASSERT_TRUE(publisher_->running()) << publisher_->Log();
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  EXPECT_THAT(publisher_->Log(), HasSubstr("\"in_flight\":50"));
+  EXPECT_EQ(consumer->Count(), 0u);
+
+  ASSERT_EQ(mock_->Command("up all"), "ok");
+  ASSERT_TRUE(WaitFor([&] { return Confirmed() >= end; }, absl::Seconds(120)))
+      << "the slot did not catch up: " << Confirmed() << " < " << end;
+  // A consumer that was connected through "down all" does not resume fetching
+  // from the mock cluster (a mock-kafka limit, see the issue notes); read with a
+  // new one.
+  consumer.reset();
+  auto after = StartConsumer();
+  ASSERT_TRUE(WaitFor([&] { return after->Count() >= 200; }, absl::Seconds(60)));
+  std::set<std::string> ids;
+  for (const auto& r : after->Records()) ids.insert(Header(r, "id"));
+  EXPECT_EQ(ids.size(), 200u);
+  EXPECT_EQ(ids, [&] {
+    std::set<std::string> want;
+    for (const auto& row : ValueOrDie(sql_->Exec("SELECT id::text FROM outbox"))) {
+      want.insert(*row[0]);
+    }
+    return want;
+  }());
+}
+
+TEST_F(PublisherTest, StopAndRestartMidStreamLosesNothing) {
+  publisher_ = StartPublisher();
+  auto consumer = StartConsumer();
+  // A writer commits while the publisher is stopped and restarted.
+  std::atomic<bool> writing{true};
+  std::thread writer([&] {
+    auto session = ValueOrDie(cluster_->Connect());
+    for (int t = 0; t < 300 && writing; ++t) {
+      ASSERT_TRUE(session
+                      ->Exec(absl::StrCat("INSERT INTO outbox (aggregate_type, "
+                                          "aggregate_id, event_type, payload) SELECT "
+                                          "'order', 'o-' || (",
+                                          t, " % 5), 'E', jsonb_build_object('t', ", t,
+                                          ", 'j', j) "
+                                          "FROM generate_series(1, 3) j"))
+                      .ok());
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+  });
+  ASSERT_TRUE(WaitFor([&] { return consumer->Count() >= 150; }, absl::Seconds(60)));
+  publisher_->Signal(SIGTERM);
+  EXPECT_EQ(publisher_->Wait(absl::Seconds(60)), 0) << publisher_->Log();
+  publisher_ = StartPublisher();
+  writer.join();
+  Lsn end = WalInsert();
+  ASSERT_TRUE(WaitFor([&] { return Confirmed() >= end; }, absl::Seconds(120)));
+
+  std::map<std::string, std::string> value_by_id;
+  for (const auto& r : consumer->Records()) {
+    std::string id = Header(r, "id");
+    auto [it, fresh] = value_by_id.emplace(id, r.value);
+    if (!fresh) {
+      EXPECT_EQ(it->second, r.value) << "a redelivery changed message " << id;
+    }
+  }
+  auto rows = ValueOrDie(sql_->Exec("SELECT id::text FROM outbox"));
+  EXPECT_EQ(rows.size(), 900u);
+  for (const auto& row : rows)
+    EXPECT_EQ(value_by_id.count(*row[0]), 1u) << "lost " << *row[0];
+  EXPECT_EQ(value_by_id.size(), rows.size());
+}
+
+TEST_F(PublisherTest, IdleOutboxDoesNotPinWal) {
+  publisher_ = StartPublisher();
+  for (int round = 0; round < 3; ++round) {
+    ASSERT_TRUE(
+        sql_->Exec("INSERT INTO other (v) SELECT 'x' FROM generate_series(1, 1000)")
+            .ok());
+    Lsn target = WalInsert();
+    ASSERT_TRUE(WaitFor([&] { return Confirmed() >= target; }, absl::Seconds(30)))
+        << "round " << round << ": confirmed " << Confirmed() << " stayed behind "
+        << target;
+  }
+  EXPECT_TRUE(publisher_->running());
+}
+
+TEST_F(PublisherTest, BadConfigurationExitsTwoWithOneClearLine) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  std::vector<Case> cases = {
+      {{"--no-such-flag"}, "unknown flag --no-such-flag"},
+      {{"--max-in-flight", "lots"}, "expected a positive integer"},
+      {{"--table", "missing_table"},
+       "table \\\"public\\\".\\\"missing_table\\\" does not exist"},
+      {{"--key-column", "nope"}, "has no column \\\"nope\\\" (--key-column)"},
+      {{"-X", "no.such.property=1"}, "invalid librdkafka property"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> argv = {testing_harness::BuildPath("outbox-publisher"),
+                                     "--pg", cluster_->conninfo(), "--brokers",
+                                     mock_->bootstrap()};
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    std::string log = absl::StrCat(cluster_->dir(), "/bad-", &c - &cases[0], ".log");
+    auto p = ValueOrDie(Process::Start(argv, log));
+    EXPECT_EQ(p->Wait(absl::Seconds(60)), 2) << p->Log();
+    std::string out = p->Log();
+    EXPECT_THAT(out, HasSubstr(c.message));
+    int errors = 0;
+    for (absl::string_view line : absl::StrSplit(out, '\n')) {
+      errors += absl::StrContains(line, "\"level\":\"error\"");
+    }
+    EXPECT_EQ(errors, 1) << out;
+  }
+  // Nothing was created by a failed start.
+  EXPECT_EQ(ValueOrDie(sql_->Exec("SELECT 1 FROM pg_replication_slots")).size(), 0u);
+}
+
+}  // namespace
+}  // namespace publisher
