@@ -12,7 +12,8 @@ packages=(
   libgtest-dev libgmock-dev
   nlohmann-json3-dev
   clang libclang-rt-14-dev
-  procps util-linux
+  procps util-linux xxd
+  docker-compose
 )
 
 missing=()
