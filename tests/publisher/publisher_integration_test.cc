@@ -255,6 +255,10 @@ TEST_F(PublisherTest, BrokerOutageNeverConfirmsUnacknowledgedRowsAndRecovers) {
     absl::SleepFor(absl::Milliseconds(100));
   }
   EXPECT_THAT(publisher_->Log(), HasSubstr("\"in_flight\":50"));
+  // The stall and its cause are visible: librdkafka's own lines come through the
+  // same JSON logger.
+  EXPECT_THAT(publisher_->Log(), HasSubstr("\"component\":\"librdkafka\""));
+  EXPECT_THAT(publisher_->Log(), HasSubstr("\"paused\":true"));
   EXPECT_EQ(consumer->Count(), 0u);
 
   ASSERT_EQ(mock_->Command("up all"), "ok");
