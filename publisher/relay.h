@@ -37,16 +37,17 @@
 
 namespace publisher {
 
+// The relay's settings. Defaults come from Config's (FromConfig(Config{}, ...)).
 struct RelayOptions {
-  std::vector<TableName> tables = {{"public", "outbox"}};
+  std::vector<TableName> tables;
   ColumnMapping columns;
-  std::string topic = "outbox.event.{aggregate_type}";
-  int64_t max_in_flight = 100000;
-  int64_t max_in_flight_bytes = 268435456;
+  std::string topic;
+  int64_t max_in_flight = 0;
+  int64_t max_in_flight_bytes = 0;
   OnError on_error = OnError::kHalt;
-  std::string dead_letter_topic = "outbox.dead-letter";
-  absl::Duration status_interval = absl::Seconds(10);
-  absl::Duration stats_interval = absl::Seconds(30);
+  std::string dead_letter_topic;
+  absl::Duration status_interval;
+  absl::Duration stats_interval;
   // After the confirmable LSN advances, the earliest next status update: prompt
   // confirmation without one message per commit.
   absl::Duration min_status_gap = absl::Milliseconds(200);

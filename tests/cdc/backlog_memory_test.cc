@@ -11,18 +11,13 @@
 #include "gtest/gtest.h"
 #include "tests/cdc/catch_up.h"
 #include "tests/harness/pg_cluster.h"
+#include "tests/harness/test_util.h"
 
 namespace cdc {
 namespace {
 
 using testing_harness::PgCluster;
-
-template <typename T>
-T ValueOrDie(absl::StatusOr<T> v) {
-  EXPECT_TRUE(v.ok()) << v.status();
-  if (!v.ok()) std::abort();
-  return *std::move(v);
-}
+using testing_harness::ValueOrDie;
 
 // A "VmXXX:  1234 kB" field of /proc/self/status, in bytes.
 int64_t ProcStatusBytes(absl::string_view field) {

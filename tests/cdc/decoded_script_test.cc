@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "tests/cdc/catch_up.h"
 #include "tests/harness/pg_cluster.h"
+#include "tests/harness/test_util.h"
 
 namespace cdc {
 namespace {
@@ -19,13 +20,7 @@ namespace {
 using ::testing::ElementsAreArray;
 using testing_harness::PgCluster;
 using testing_harness::PgSession;
-
-template <typename T>
-T ValueOrDie(absl::StatusOr<T> v) {
-  EXPECT_TRUE(v.ok()) << v.status();
-  if (!v.ok()) std::abort();
-  return *std::move(v);
-}
+using testing_harness::ValueOrDie;
 
 // A compact, exact rendering of a tuple: text values as-is (long ones by length),
 // NULL, unchanged TOAST.

@@ -14,6 +14,8 @@
 #include "gtest/gtest.h"
 #include "tests/cdc/catch_up.h"
 #include "tests/harness/pg_cluster.h"
+#include "tests/harness/processes.h"
+#include "tests/harness/test_util.h"
 
 namespace cdc {
 namespace {
@@ -22,6 +24,8 @@ using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
 using testing_harness::PgCluster;
 using testing_harness::PgSession;
+using testing_harness::ValueOrDie;
+using testing_harness::WaitFor;
 
 constexpr char kOutboxTable[] = R"sql(
   CREATE TABLE outbox (
@@ -42,13 +46,6 @@ constexpr char kOutboxTable[] = R"sql(
     absl::Status _s = (expr);                    \
     ASSERT_TRUE(_s.ok()) << #expr << ": " << _s; \
   } while (0)
-
-template <typename T>
-T ValueOrDie(absl::StatusOr<T> v) {
-  EXPECT_TRUE(v.ok()) << v.status();
-  if (!v.ok()) std::abort();
-  return *std::move(v);
-}
 
 class ReplicationStreamTest : public ::testing::Test {
  protected:
@@ -83,16 +80,6 @@ class ReplicationStreamTest : public ::testing::Test {
   std::string SlotValue(const std::string& column) {
     return ValueOrDie(session_->Value(
         "SELECT " + column + "::text FROM pg_replication_slots WHERE slot_name = 's'"));
-  }
-
-  // Polls until `predicate` holds or `timeout` passes.
-  bool WaitFor(const std::function<bool()>& predicate, absl::Duration timeout) {
-    absl::Time deadline = absl::Now() + timeout;
-    while (absl::Now() < deadline) {
-      if (predicate()) return true;
-      absl::SleepFor(absl::Milliseconds(50));
-    }
-    return predicate();
   }
 
   std::unique_ptr<PgCluster> cluster_;

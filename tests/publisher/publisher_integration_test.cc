@@ -16,6 +16,7 @@
 #include "outbox/v1/envelope.pb.h"
 #include "tests/harness/pg_cluster.h"
 #include "tests/harness/processes.h"
+#include "tests/harness/test_util.h"
 
 namespace publisher {
 namespace {
@@ -28,14 +29,8 @@ using testing_harness::MockKafka;
 using testing_harness::PgCluster;
 using testing_harness::PgSession;
 using testing_harness::Process;
+using testing_harness::ValueOrDie;
 using testing_harness::WaitFor;
-
-template <typename T>
-T ValueOrDie(absl::StatusOr<T> v) {
-  EXPECT_TRUE(v.ok()) << v.status();
-  if (!v.ok()) std::abort();
-  return *std::move(v);
-}
 
 constexpr char kSchema[] = R"sql(
   CREATE TABLE outbox (

@@ -66,11 +66,11 @@ std::string Keepalive(uint64_t wal_end) {
 class RelayTest : public ::testing::Test {
  protected:
   RelayTest() : stream_(clock_, stop_), sink_(clock_) {
+    options_ = RelayOptions::FromConfig(Config{}, "app");
     options_.status_interval = absl::Seconds(1);
     options_.stats_interval = absl::Seconds(30);
     options_.min_status_gap = absl::ZeroDuration();
     options_.drain_timeout = absl::Seconds(5);
-    options_.database = "app";
   }
 
   absl::Status Run() {
