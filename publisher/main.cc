@@ -129,8 +129,8 @@ int Main(int argc, char** argv) {
                          {"database", database},
                          {"server_version", int64_t{(*stream)->server_version()}}});
 
-  Relay relay(RelayOptions::FromConfig(*config, database), **stream, **sink, log);
-  absl::Status result = relay.Run(g_stop);
+  Relay relay(RelayOptions::FromConfig(*config, database), log);
+  absl::Status result = relay.Run(**stream, **sink, g_stop);
   if (!result.ok()) return Fail(log, kExitRuntime, "stopped on an error", result);
   log.Info("stopped: everything acknowledged was confirmed",
            {{"confirmed_lsn", relay.stats().confirmed.ToString()}});

@@ -24,21 +24,25 @@ RelayOptions RelayOptions::FromConfig(const Config& c, std::string database) {
   return o;
 }
 
-Relay::Relay(RelayOptions options, cdc::WalStream& stream, Sink& sink, Logger& log,
-             Clock clock)
-    : options_(std::move(options)),
-      stream_(stream),
-      sink_(sink),
-      log_(log),
-      clock_(clock) {}
+Relay::Relay(RelayOptions options, Logger& log, Clock clock)
+    : options_(std::move(options)), log_(log), clock_(clock) {}
 
-absl::Status Relay::Run(const std::atomic<bool>& stop) {
+absl::Status Relay::Run(cdc::WalStream& stream, Sink& sink, const std::atomic<bool>& stop) {
+  stream_ = &stream;
+  sink_ = &sink;
+  // A new session re-reads every unconfirmed transaction from the slot.
+  tracker_.Reset();
+  decoder_ = cdc::pgoutput::StreamDecoder();
+  relations_.Clear();
+  outbox_.clear();
+  fatal_ = absl::OkStatus();
+  paused_ = false;
   absl::Time now = clock_();
   next_status_ = now + options_.status_interval;
   next_stats_ = now + options_.stats_interval;
   while (!stop.load()) {
     PollSink(absl::ZeroDuration());
-    if (!fatal_.ok()) return Finish(fatal_);
+    if (!fatal_.ok()) return Finish(fatal_, true);
 
     bool full = InFlightFull();
     if (full != paused_) {
@@ -58,19 +62,19 @@ absl::Status Relay::Run(const std::atomic<bool>& stop) {
     if (paused_) {
       PollSink(std::max(wake - now, absl::ZeroDuration()));
     } else {
-      absl::StatusOr<std::optional<cdc::ServerMessage>> m = stream_.Read(wake);
-      if (!m.ok()) return Finish(m.status());
+      absl::StatusOr<std::optional<cdc::ServerMessage>> m = stream_->Read(wake);
+      if (!m.ok()) return Finish(m.status(), false);
       if (m->has_value()) {
         absl::Status s = HandleServerMessage(**m);
-        if (!s.ok()) return Finish(s);
+        if (!s.ok()) return Finish(s, !absl::IsUnavailable(s));
       }
     }
-    if (!fatal_.ok()) return Finish(fatal_);
+    if (!fatal_.ok()) return Finish(fatal_, true);
     absl::Status s = MaybeSendStatus(false);
-    if (!s.ok()) return Finish(s);
+    if (!s.ok()) return Finish(s, false);
     MaybeLogStats(false);
   }
-  return Finish(absl::OkStatus());
+  return Finish(absl::OkStatus(), true);
 }
 
 absl::Status Relay::HandleServerMessage(const cdc::ServerMessage& message) {
@@ -147,7 +151,7 @@ absl::Status Relay::OnInsert(const cdc::XLogData& frame,
 void Relay::Produce(const OutboxRecord& record, const MessageToken& token,
                     bool dead_letter) {
   while (true) {
-    absl::Status s = sink_.Produce(record, token, dead_letter);
+    absl::Status s = sink_->Produce(record, token, dead_letter);
     if (s.ok()) return;
     if (absl::IsResourceExhausted(s)) {
       // Local queue full: serve deliveries to make room, then try again.
@@ -218,7 +222,7 @@ void Relay::PollSink(absl::Duration timeout) {
   // Handled after Poll returns, not inside librdkafka's callback: handling may
   // produce again (a retry, a dead letter), which may poll again.
   std::vector<Delivery> deliveries;
-  sink_.Poll(timeout, [&](Delivery d) { deliveries.push_back(std::move(d)); });
+  sink_->Poll(timeout, [&](Delivery d) { deliveries.push_back(std::move(d)); });
   for (Delivery& d : deliveries) OnDelivery(std::move(d));
 }
 
@@ -236,7 +240,7 @@ absl::Status Relay::MaybeSendStatus(bool force) {
   if (!force && !periodic && !advanced) return absl::OkStatus();
   // When idle, the periodic update asks for a keepalive: its WAL end is then
   // confirmable, so an idle outbox never pins WAL.
-  RETURN_IF_ERROR(stream_.SendStatus(confirmable, periodic && tracker_.idle()));
+  RETURN_IF_ERROR(stream_->SendStatus(confirmable, periodic && tracker_.idle()));
   stats_.confirmed = std::max(stats_.confirmed, confirmable);
   last_status_ = now;
   next_status_ = now + options_.status_interval;
@@ -268,21 +272,24 @@ void Relay::MaybeLogStats(bool force) {
 }
 
 void Relay::Drain(absl::Time deadline) {
-  while (sink_.outstanding() > 0 && clock_() < deadline) {
+  while (sink_->outstanding() > 0 && clock_() < deadline) {
     PollSink(std::min(absl::Milliseconds(100), deadline - clock_()));
   }
 }
 
-absl::Status Relay::Finish(absl::Status why) {
-  // Stop reading; let outstanding deliveries land so the confirmation goes as far
-  // as is safe, then confirm it. A fatal error leaves the failed row's
-  // transaction, and everything after it, unconfirmed.
-  absl::Status cause = why;
-  Drain(clock_() + options_.drain_timeout);
-  absl::Status status = MaybeSendStatus(true);
-  absl::Status stop = stream_.Stop(clock_() + absl::Seconds(10));
+absl::Status Relay::Finish(absl::Status why, bool drain) {
+  // Stop reading. Unless the stream or the producer is gone, let outstanding
+  // deliveries land so the confirmation goes as far as is safe, then confirm it. A
+  // failed row's transaction, and everything after it, stays unconfirmed.
+  if (absl::IsAborted(why)) drain = false;  // The producer will report nothing more.
+  if (drain) Drain(clock_() + options_.drain_timeout);
+  absl::Status status = absl::OkStatus(), stop = absl::OkStatus();
+  if (!absl::IsUnavailable(why)) {
+    status = MaybeSendStatus(true);
+    stop = stream_->Stop(clock_() + absl::Seconds(10));
+  }
   MaybeLogStats(true);
-  if (!cause.ok()) return cause;
+  if (!why.ok()) return why;
   if (tracker_.in_flight_messages() > 0) {
     return absl::DeadlineExceededError(absl::StrCat(
         tracker_.in_flight_messages(), " message(s) still unacknowledged after ",

@@ -72,17 +72,21 @@ class Relay {
  public:
   using Clock = std::function<absl::Time()>;
 
-  // `stream`, `sink` and `log` must outlive the relay.
-  Relay(
-      RelayOptions options, cdc::WalStream& stream, Sink& sink, Logger& log,
-      Clock clock = [] { return absl::Now(); });
+  // `log` must outlive the relay.
+  Relay(RelayOptions options, Logger& log, Clock clock = [] { return absl::Now(); });
 
-  // Runs until `stop` is set, then stops reading, waits (up to drain_timeout) for
-  // every acknowledgement, confirms, stops the stream and returns OK, or
-  // kDeadlineExceeded if some messages stayed unacknowledged. Returns the error
-  // at once for a fatal one (stream trouble, a halting permanent failure, a broken
-  // outbox table), after confirming only what is safe.
-  [[nodiscard]] absl::Status Run(const std::atomic<bool>& stop);
+  // One replication session: `stream` has just started streaming from the slot,
+  // so every transaction not yet confirmed arrives again; what was in flight from
+  // an earlier session is forgotten (its late reports are ignored). Runs until
+  // `stop` is set, then stops reading, waits (up to drain_timeout) for every
+  // acknowledgement, confirms, stops the stream and returns OK, or
+  // kDeadlineExceeded if some messages stayed unacknowledged. Otherwise returns
+  // the first error, having confirmed only what is safe:
+  //   kUnavailable          the stream broke (reconnect and run again)
+  //   kAborted              the producer failed fatally (recreate it, run again)
+  //   anything else         a halting permanent failure or a broken outbox table
+  [[nodiscard]] absl::Status Run(cdc::WalStream& stream, Sink& sink,
+                                 const std::atomic<bool>& stop);
 
   const RelayStats& stats() const { return stats_; }
   const AckTracker& tracker() const { return tracker_; }
@@ -108,11 +112,11 @@ class Relay {
   void MaybeLogStats(bool force);
   // Serves delivery reports until the sink has none outstanding or the deadline.
   void Drain(absl::Time deadline);
-  absl::Status Finish(absl::Status why);
+  absl::Status Finish(absl::Status why, bool drain);
 
   RelayOptions options_;
-  cdc::WalStream& stream_;
-  Sink& sink_;
+  cdc::WalStream* stream_ = nullptr;  // During Run only.
+  Sink* sink_ = nullptr;              // During Run only.
   Logger& log_;
   Clock clock_;
 

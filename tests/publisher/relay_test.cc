@@ -74,8 +74,8 @@ class RelayTest : public ::testing::Test {
   }
 
   absl::Status Run() {
-    Relay relay(options_, stream_, sink_, log_, [this] { return clock_.Now(); });
-    absl::Status s = relay.Run(stop_);
+    Relay relay(options_, log_, [this] { return clock_.Now(); });
+    absl::Status s = relay.Run(stream_, sink_, stop_);
     stats_ = relay.stats();
     return s;
   }
@@ -401,6 +401,37 @@ TEST_F(RelayTest, StopWithAnUnreachableBrokerReportsUnacknowledgedWork) {
   EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded);
   EXPECT_THAT(s.message(), HasSubstr("1 message(s) still unacknowledged"));
   EXPECT_EQ(stream_.max_flush(), Lsn());
+}
+
+TEST_F(RelayTest, ANewSessionIgnoresLateReportsFromTheLastOne) {
+  Relay relay(options_, log_, [this] { return clock_.Now(); });
+  stream_.Message(Begin(1, 0x100));
+  stream_.Message(OutboxRelation());
+  stream_.Message(Insert("a"));
+  stream_.Message(Commit(0x100, 0x110));
+  stream_.Action([&] { stream_.FailNextRead(absl::UnavailableError("connection lost")); });
+  stream_.Message(Keepalive(0x110));
+  ASSERT_EQ(relay.Run(stream_, sink_, stop_).code(), absl::StatusCode::kUnavailable);
+  ASSERT_EQ(sink_.produced().size(), 1u);
+
+  // Reconnected: the server sends the unconfirmed transaction again.
+  std::atomic<bool> stop{false};
+  fakes::FakeWalStream second(clock_, stop);
+  second.Message(Begin(1, 0x100));
+  second.Message(OutboxRelation());
+  second.Message(Insert("a"));
+  second.Message(Commit(0x100, 0x110));
+  second.Action([&] { sink_.Ack(0); });  // The first session's copy lands late.
+  second.Message(Keepalive(0x110));
+  second.Message(Keepalive(0x110));
+  second.Action([&] {
+    EXPECT_EQ(second.max_flush(), Lsn()) << "a stale report confirmed the new session's row";
+    sink_.Ack(1);
+  });
+  second.Message(Keepalive(0x110));
+  ASSERT_TRUE(relay.Run(second, sink_, stop).ok());
+  EXPECT_EQ(second.max_flush(), Lsn(0x110));
+  EXPECT_THAT(ProducedIds(), ElementsAre("a", "a"));
 }
 
 }  // namespace
