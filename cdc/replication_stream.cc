@@ -39,6 +39,15 @@ std::string SqlState(const PGresult* r) {
   return s == nullptr ? "" : s;
 }
 
+// Server errors that end a stream or refuse to start one but may pass on their own:
+// connection exceptions (08), operator intervention such as a shutdown or
+// pg_terminate_backend (57), insufficient resources (53), and a slot still in use
+// by another connection (55006, e.g. the other half of a hot-standby pair).
+bool IsTransientServerError(absl::string_view sqlstate) {
+  return sqlstate.empty() || absl::StartsWith(sqlstate, "08") || absl::StartsWith(sqlstate, "57") ||
+         absl::StartsWith(sqlstate, "53") || sqlstate == "55006";
+}
+
 // Refusals that retrying will not cure: the operator must change something.
 bool IsPermanentConnectFailure(absl::string_view message) {
   for (absl::string_view needle :
@@ -354,8 +363,9 @@ absl::Status ReplicationStream::Start(const StartOptions& options) {
   if (PQresultStatus(r.get()) != PGRES_COPY_BOTH) {
     std::string message = absl::StrCat("START_REPLICATION failed: ",
                                        Trimmed(PQresultErrorMessage(r.get())));
-    if (PQstatus(conn_) != CONNECTION_OK) return absl::UnavailableError(message);
-    // "replication slot ... is active for PID ..." and friends: the environment.
+    if (PQstatus(conn_) != CONNECTION_OK || IsTransientServerError(SqlState(r.get()))) {
+      return absl::UnavailableError(message);
+    }
     return absl::FailedPreconditionError(message);
   }
   streaming_ = true;
@@ -401,8 +411,13 @@ absl::StatusOr<std::optional<ServerMessage>> ReplicationStream::Read(
       streaming_ = false;
       Result r(PQgetResult(conn_));
       std::string why = r ? Trimmed(PQresultErrorMessage(r.get())) : "";
-      return absl::UnavailableError(absl::StrCat("server ended the replication stream",
-                                                 why.empty() ? "" : ": ", why));
+      std::string message =
+          absl::StrCat("server ended the replication stream", why.empty() ? "" : ": ", why);
+      // A dropped publication or removed WAL will not fix itself by reconnecting.
+      if (r && !IsTransientServerError(SqlState(r.get())) && PQstatus(conn_) == CONNECTION_OK) {
+        return absl::FailedPreconditionError(message);
+      }
+      return absl::UnavailableError(message);
     }
     if (n == -2) return ConnectionError("replication stream read failed");
     bool ready = false;

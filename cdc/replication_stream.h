@@ -100,9 +100,14 @@ class ReplicationStream : public WalStream {
   [[nodiscard]] absl::Status EnsureSlot(const std::string& slot, bool create);
 
   // START_REPLICATION SLOT ... LOGICAL; the connection is in copy-both mode after.
+  // kUnavailable when the slot is active in another connection ("replication slot
+  // ... is active for PID ...": wait and retry) or the server is going away.
   [[nodiscard]] absl::Status Start(const StartOptions& options);
 
-  // Waits until `deadline` for the next server message. Returns nullopt when none
+  // Waits until `deadline` for the next server message. kUnavailable when the
+  // connection breaks or the server ends it for a transient reason (shutdown,
+  // pg_terminate_backend); kFailedPrecondition when it ends the stream for a
+  // lasting one (a dropped publication, WAL the slot needs was removed). Returns nullopt when none
   // arrived in time. A keepalive that requests a reply is answered at once with the
   // last flush LSN given to SendStatus (otherwise wal_sender_timeout would end the
   // connection while the caller is busy), and still returned. An XLogData's payload

@@ -13,7 +13,8 @@ namespace publisher {
 
 class Backoff {
  public:
-  Backoff(absl::Duration initial, absl::Duration max, uint64_t seed = std::random_device{}())
+  Backoff(absl::Duration initial, absl::Duration max,
+          uint64_t seed = std::random_device{}())
       : initial_(initial), max_(max), rng_(seed) {}
 
   // The next wait: a uniformly random duration in [base/2, base], where base doubles

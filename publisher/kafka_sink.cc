@@ -226,4 +226,20 @@ void KafkaSink::OnError(rd_kafka_t* rk, int err, const char* reason, void* opaqu
       {{"error", std::string(rd_kafka_err2name(code))}, {"reason", std::string(reason)}});
 }
 
+absl::StatusOr<std::unique_ptr<Sink>> KafkaSinkFactory::Create(bool first) {
+  absl::StatusOr<std::unique_ptr<KafkaSink>> sink = KafkaSink::Create(config_, log_);
+  if (!sink.ok()) return sink.status();
+  if (first) {
+    absl::Status s = (*sink)->CheckReachable(absl::Seconds(15));
+    if (!s.ok()) {
+      return absl::UnavailableError(absl::StrCat("cannot reach the Kafka brokers ",
+                                                 config_.brokers,
+                                                 " (check --brokers and "
+                                                 "that the cluster is up): ",
+                                                 s.message()));
+    }
+  }
+  return std::unique_ptr<Sink>(std::move(*sink));
+}
+
 }  // namespace publisher

@@ -14,6 +14,7 @@
 #include "publisher/config.h"
 #include "publisher/log.h"
 #include "publisher/sink.h"
+#include "publisher/supervisor.h"
 
 typedef struct rd_kafka_s rd_kafka_t;
 typedef struct rd_kafka_message_s rd_kafka_message_t;
@@ -53,6 +54,19 @@ class KafkaSink : public Sink {
   Logger& logger_;
   rd_kafka_t* rk_ = nullptr;
   const std::function<void(Delivery)>* on_delivery_ = nullptr;  // During Poll only.
+};
+
+// Creates KafkaSinks; at start-up it also requires a broker to answer, so a wrong
+// --brokers is reported before anything else happens.
+class KafkaSinkFactory : public SinkFactory {
+ public:
+  // `config` and `log` must outlive the factory.
+  KafkaSinkFactory(const Config& config, Logger& log) : config_(config), log_(log) {}
+  absl::StatusOr<std::unique_ptr<Sink>> Create(bool first) override;
+
+ private:
+  const Config& config_;
+  Logger& log_;
 };
 
 }  // namespace publisher

@@ -1,22 +1,20 @@
-// outbox-publisher: wires configuration, the PostgreSQL replication stream, the
-// Kafka sink and the relay together. Everything that can be checked before
-// streaming is checked here, so a bad flag or environment exits 2 with one log line
-// naming the problem and the fix.
+// outbox-publisher: wires configuration, the PostgreSQL session source, the Kafka
+// sink factory, the relay and the supervisor together.
 //
 // Exit codes: 0 after SIGTERM/SIGINT with everything acknowledged and confirmed;
-// 2 for invalid configuration or environment; 1 for a fatal runtime error.
+// 2 for invalid configuration or environment (found before the first session
+// streams: a bad flag, unreachable servers, wal_level, a missing table or column,
+// a slot of another plugin); 1 for a fatal runtime error.
 #include <csignal>
-#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 
-#include "absl/strings/str_cat.h"
-#include "cdc/replication_stream.h"
 #include "publisher/config.h"
 #include "publisher/kafka_sink.h"
 #include "publisher/log.h"
-#include "publisher/mapper.h"
+#include "publisher/pg_session.h"
 #include "publisher/relay.h"
+#include "publisher/supervisor.h"
 
 namespace publisher {
 namespace {
@@ -45,37 +43,6 @@ int Fail(Logger& log, int code, absl::string_view what, const absl::Status& stat
   return code;
 }
 
-std::vector<std::string> QualifiedTables(const Config& config) {
-  std::vector<std::string> out;
-  for (const TableName& t : config.tables)
-    out.push_back(absl::StrCat(t.schema, ".", t.table));
-  return out;
-}
-
-// Checks the server and prepares the publication and slot; returns the stream
-// ready for START_REPLICATION and the database name.
-absl::Status Prepare(const Config& config, cdc::ReplicationStream& stream,
-                     std::string* database) {
-  absl::StatusOr<cdc::SystemIdentity> id = stream.IdentifySystem();
-  if (!id.ok()) return id.status();
-  *database = id->database;
-  if (absl::Status s = stream.CheckWalLevel(); !s.ok()) return s;
-  for (const TableName& t : config.tables) {
-    absl::StatusOr<cdc::pgoutput::Relation> shape =
-        stream.DescribeTable(t.schema, t.table);
-    if (!shape.ok()) return shape.status();
-    absl::Status bound =
-        BoundRelation::Bind(*shape, config.columns, config.topic).status();
-    if (!bound.ok()) return bound;
-  }
-  if (absl::Status s = stream.EnsurePublication(config.publication,
-                                                QualifiedTables(config), config.create);
-      !s.ok()) {
-    return s;
-  }
-  return stream.EnsureSlot(config.slot, config.create);
-}
-
 int Main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   absl::StatusOr<Config> config = ParseConfig(args, [](const std::string& name) {
@@ -94,44 +61,20 @@ int Main(int argc, char** argv) {
   log.Info("starting outbox-publisher", DescribeConfig(*config));
   InstallSignalHandlers();
 
-  // Kafka first: a failed start must not leave a new slot behind pinning WAL.
-  auto sink = KafkaSink::Create(*config, log);
-  if (!sink.ok())
-    return Fail(log, kExitConfig, "invalid Kafka configuration", sink.status());
-  if (absl::Status s = (*sink)->CheckReachable(absl::Seconds(15)); !s.ok()) {
-    return Fail(log, kExitConfig,
-                absl::StrCat("cannot reach the Kafka brokers ", config->brokers,
-                             ": check --brokers and that the cluster is up"),
-                s);
+  // Kafka is created (and must answer) before PostgreSQL is touched, so a failed
+  // start never leaves a new slot behind pinning WAL.
+  KafkaSinkFactory sinks(*config, log);
+  PgSessionSource sessions(*config, log);
+  Relay relay(RelayOptions::FromConfig(*config, ""), log);
+  Supervisor supervisor(SupervisorOptions{}, sessions, sinks, relay, log,
+                        InterruptibleSleep);
+  SupervisorResult result = supervisor.Run(g_stop);
+  if (!result.status.ok()) {
+    return result.started
+               ? Fail(log, kExitRuntime, "stopped on an error", result.status)
+               : Fail(log, kExitConfig, "cannot start: fix the environment and restart",
+                      result.status);
   }
-
-  auto stream = cdc::ReplicationStream::Connect(config->pg);
-  if (!stream.ok()) {
-    return Fail(
-        log, kExitConfig,
-        "cannot connect to PostgreSQL: check --pg (or PG* variables) and that the "
-        "server is running",
-        stream.status());
-  }
-  std::string database;
-  if (absl::Status s = Prepare(*config, **stream, &database); !s.ok()) {
-    return Fail(log, kExitConfig, "PostgreSQL is not ready for publishing", s);
-  }
-
-  cdc::StartOptions start;
-  start.slot = config->slot;
-  start.publications = {config->publication};
-  start.proto_version = 1;
-  if (absl::Status s = (*stream)->Start(start); !s.ok()) {
-    return Fail(log, kExitConfig, "cannot start streaming from the slot", s);
-  }
-  log.Info("streaming", {{"slot", config->slot},
-                         {"database", database},
-                         {"server_version", int64_t{(*stream)->server_version()}}});
-
-  Relay relay(RelayOptions::FromConfig(*config, database), log);
-  absl::Status result = relay.Run(**stream, **sink, g_stop);
-  if (!result.ok()) return Fail(log, kExitRuntime, "stopped on an error", result);
   log.Info("stopped: everything acknowledged was confirmed",
            {{"confirmed_lsn", relay.stats().confirmed.ToString()}});
   return kExitOk;

@@ -27,7 +27,8 @@ RelayOptions RelayOptions::FromConfig(const Config& c, std::string database) {
 Relay::Relay(RelayOptions options, Logger& log, Clock clock)
     : options_(std::move(options)), log_(log), clock_(clock) {}
 
-absl::Status Relay::Run(cdc::WalStream& stream, Sink& sink, const std::atomic<bool>& stop) {
+absl::Status Relay::Run(cdc::WalStream& stream, Sink& sink,
+                        const std::atomic<bool>& stop) {
   stream_ = &stream;
   sink_ = &sink;
   // A new session re-reads every unconfirmed transaction from the slot.

@@ -73,7 +73,8 @@ class Relay {
   using Clock = std::function<absl::Time()>;
 
   // `log` must outlive the relay.
-  Relay(RelayOptions options, Logger& log, Clock clock = [] { return absl::Now(); });
+  Relay(
+      RelayOptions options, Logger& log, Clock clock = [] { return absl::Now(); });
 
   // One replication session: `stream` has just started streaming from the slot,
   // so every transaction not yet confirmed arrives again; what was in flight from
@@ -87,6 +88,9 @@ class Relay {
   //   anything else         a halting permanent failure or a broken outbox table
   [[nodiscard]] absl::Status Run(cdc::WalStream& stream, Sink& sink,
                                  const std::atomic<bool>& stop);
+
+  // The database name envelopes carry in source.database.
+  void set_database(std::string database) { options_.database = std::move(database); }
 
   const RelayStats& stats() const { return stats_; }
   const AckTracker& tracker() const { return tracker_; }

@@ -262,8 +262,36 @@ TEST_F(ReplicationStreamTest, SecondStreamOnAnActiveSlotIsRefused) {
   options.slot = "s";
   options.publications = {"pub"};
   absl::Status s = second->Start(options);
-  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << "a hot standby waits and retries";
   EXPECT_THAT(s.message(), HasSubstr("is active for PID"));
+}
+
+TEST_F(ReplicationStreamTest, TerminatedWalsenderIsUnavailable) {
+  auto stream = StartStream();
+  ASSERT_TRUE(WaitFor([&] { return SlotValue("active") == "true"; }, absl::Seconds(30)));
+  ASSERT_OK(session_->Exec("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots "
+                           "WHERE slot_name = 's'").status());
+  absl::StatusOr<std::optional<ServerMessage>> m;
+  do {
+    m = stream->Read(absl::Now() + absl::Seconds(30));
+  } while (m.ok() && m->has_value());
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), absl::StatusCode::kUnavailable) << m.status();
+}
+
+TEST_F(ReplicationStreamTest, DroppedPublicationEndsTheStreamAsFailedPrecondition) {
+  auto stream = StartStream();
+  ASSERT_OK(session_->Exec("DROP PUBLICATION pub").status());
+  ASSERT_OK(session_->Exec("INSERT INTO outbox (aggregate_type, aggregate_id, event_type, "
+                           "payload) VALUES ('a', 'b', 'c', '{}')").status());
+  absl::StatusOr<std::optional<ServerMessage>> m;
+  absl::Time deadline = absl::Now() + absl::Seconds(30);
+  do {
+    m = stream->Read(deadline);
+  } while (m.ok() && absl::Now() < deadline);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), absl::StatusCode::kFailedPrecondition) << m.status();
+  EXPECT_THAT(m.status().message(), HasSubstr("publication \"pub\" does not exist"));
 }
 
 }  // namespace

@@ -7,9 +7,10 @@ namespace {
 
 TEST(BackoffTest, DoublesUpToTheCapWithJitterInTheUpperHalf) {
   Backoff b(absl::Milliseconds(100), absl::Seconds(2), /*seed=*/7);
-  absl::Duration bases[] = {absl::Milliseconds(100), absl::Milliseconds(200),
-                            absl::Milliseconds(400), absl::Milliseconds(800),
-                            absl::Milliseconds(1600), absl::Seconds(2), absl::Seconds(2)};
+  absl::Duration bases[] = {absl::Milliseconds(100),  absl::Milliseconds(200),
+                            absl::Milliseconds(400),  absl::Milliseconds(800),
+                            absl::Milliseconds(1600), absl::Seconds(2),
+                            absl::Seconds(2)};
   for (absl::Duration base : bases) {
     absl::Duration d = b.Next();
     EXPECT_GE(d, base / 2);
@@ -26,7 +27,8 @@ TEST(BackoffTest, ResetStartsOver) {
 }
 
 TEST(BackoffTest, JitterSpreadsWaits) {
-  Backoff a(absl::Seconds(1), absl::Seconds(1), 1), b(absl::Seconds(1), absl::Seconds(1), 2);
+  Backoff a(absl::Seconds(1), absl::Seconds(1), 1),
+      b(absl::Seconds(1), absl::Seconds(1), 2);
   EXPECT_NE(a.Next(), b.Next());
 }
 

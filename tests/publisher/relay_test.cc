@@ -409,7 +409,8 @@ TEST_F(RelayTest, ANewSessionIgnoresLateReportsFromTheLastOne) {
   stream_.Message(OutboxRelation());
   stream_.Message(Insert("a"));
   stream_.Message(Commit(0x100, 0x110));
-  stream_.Action([&] { stream_.FailNextRead(absl::UnavailableError("connection lost")); });
+  stream_.Action(
+      [&] { stream_.FailNextRead(absl::UnavailableError("connection lost")); });
   stream_.Message(Keepalive(0x110));
   ASSERT_EQ(relay.Run(stream_, sink_, stop_).code(), absl::StatusCode::kUnavailable);
   ASSERT_EQ(sink_.produced().size(), 1u);
@@ -425,7 +426,8 @@ TEST_F(RelayTest, ANewSessionIgnoresLateReportsFromTheLastOne) {
   second.Message(Keepalive(0x110));
   second.Message(Keepalive(0x110));
   second.Action([&] {
-    EXPECT_EQ(second.max_flush(), Lsn()) << "a stale report confirmed the new session's row";
+    EXPECT_EQ(second.max_flush(), Lsn())
+        << "a stale report confirmed the new session's row";
     sink_.Ack(1);
   });
   second.Message(Keepalive(0x110));

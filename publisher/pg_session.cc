@@ -1,0 +1,37 @@
+// PgSessionSource: connect, check, prepare and start one replication session.
+#include "publisher/pg_session.h"
+
+#include "absl/strings/str_cat.h"
+#include "cdc/replication_stream.h"
+#include "cdc/status_macros.h"
+#include "publisher/mapper.h"
+
+namespace publisher {
+
+absl::StatusOr<Session> PgSessionSource::Open() {
+  ASSIGN_OR_RETURN(std::unique_ptr<cdc::ReplicationStream> stream,
+                   cdc::ReplicationStream::Connect(config_.pg));
+  ASSIGN_OR_RETURN(cdc::SystemIdentity id, stream->IdentifySystem());
+  RETURN_IF_ERROR(stream->CheckWalLevel());
+  std::vector<std::string> tables;
+  for (const TableName& t : config_.tables) {
+    ASSIGN_OR_RETURN(cdc::pgoutput::Relation shape,
+                     stream->DescribeTable(t.schema, t.table));
+    RETURN_IF_ERROR(BoundRelation::Bind(shape, config_.columns, config_.topic).status());
+    tables.push_back(absl::StrCat(t.schema, ".", t.table));
+  }
+  RETURN_IF_ERROR(stream->EnsurePublication(config_.publication, tables, config_.create));
+  RETURN_IF_ERROR(stream->EnsureSlot(config_.slot, config_.create));
+
+  cdc::StartOptions start;
+  start.slot = config_.slot;
+  start.publications = {config_.publication};
+  start.proto_version = 1;
+  RETURN_IF_ERROR(stream->Start(start));
+  log_.Info("streaming", {{"slot", config_.slot},
+                          {"database", id.database},
+                          {"server_version", int64_t{stream->server_version()}}});
+  return Session{std::move(stream), id.database};
+}
+
+}  // namespace publisher

@@ -1,0 +1,81 @@
+// Supervisor: the reconnect / standby / producer-recreation loop around the relay.
+#include "publisher/supervisor.h"
+
+#include "absl/strings/match.h"
+#include "absl/time/clock.h"
+
+namespace publisher {
+
+void InterruptibleSleep(absl::Duration d, const std::atomic<bool>& stop) {
+  absl::Time until = absl::Now() + d;
+  while (!stop.load() && absl::Now() < until) {
+    absl::SleepFor(std::min(absl::Milliseconds(100), until - absl::Now()));
+  }
+}
+
+bool IsSlotHeldElsewhere(const absl::Status& status) {
+  return absl::IsUnavailable(status) &&
+         absl::StrContains(status.message(), "is active for PID");
+}
+
+Supervisor::Supervisor(SupervisorOptions options, SessionSource& sessions,
+                       SinkFactory& sinks, Relay& relay, Logger& log, Sleep sleep)
+    : options_(options),
+      sessions_(sessions),
+      sinks_(sinks),
+      relay_(relay),
+      log_(log),
+      sleep_(std::move(sleep)) {}
+
+SupervisorResult Supervisor::Run(const std::atomic<bool>& stop) {
+  absl::StatusOr<std::unique_ptr<Sink>> sink = sinks_.Create(true);
+  if (!sink.ok()) return {sink.status(), false};
+  Backoff backoff(options_.backoff_initial, options_.backoff_max);
+  bool started = false;
+  while (!stop.load()) {
+    absl::StatusOr<Session> session = sessions_.Open();
+    if (!session.ok()) {
+      const absl::Status& s = session.status();
+      bool standby = IsSlotHeldElsewhere(s);
+      if (!absl::IsUnavailable(s) || (!started && !standby)) return {s, started};
+      absl::Duration wait = standby ? options_.standby_retry : backoff.Next();
+      log_.Warn(standby ? "another publisher holds the slot; standing by to take over"
+                        : "cannot reach PostgreSQL; retrying",
+                {{"reason", std::string(s.message())},
+                 {"attempt", int64_t{backoff.attempts()}},
+                 {"retry_in_ms", absl::ToInt64Milliseconds(wait)}});
+      sleep_(wait, stop);
+      continue;
+    }
+    if (started) log_.Info("replication session restarted; resuming from the slot");
+    started = true;
+    backoff.Reset();
+    relay_.set_database(session->database);
+    absl::Status s = relay_.Run(*session->stream, **sink, stop);
+    session->stream.reset();
+    if (s.ok()) return {s, true};
+    if (absl::IsAborted(s)) {
+      log_.Error(
+          "the Kafka producer failed fatally; recreating it and rewinding to the slot "
+          "(rows since the last confirmation will be published again)",
+          {{"reason", std::string(s.message())}});
+      sink->reset();  // Destroy the old producer first: its queue must not outlive it.
+      sink = sinks_.Create(false);
+      if (!sink.ok()) return {sink.status(), true};
+      continue;
+    }
+    if (absl::IsUnavailable(s)) {
+      absl::Duration wait = backoff.Next();
+      log_.Warn("replication connection lost; reconnecting",
+                {{"reason", std::string(s.message())},
+                 {"attempt", int64_t{backoff.attempts()}},
+                 {"retry_in_ms", absl::ToInt64Milliseconds(wait)}});
+      sleep_(wait, stop);
+      continue;
+    }
+    return {s, true};
+  }
+  return {absl::OkStatus(), started};
+}
+
+}  // namespace publisher

@@ -1,0 +1,90 @@
+// Supervisor: keeps the relay running across the failures that pass. It opens a
+// replication session, runs the relay on it, and when the session ends:
+//   - the connection was lost (server restart, pg_terminate_backend, network):
+//     reconnect with capped exponential backoff and jitter, resume from the slot;
+//   - another connection holds the slot ("is active for PID"): wait and retry, so
+//     two publishers on one slot form a hot-standby pair;
+//   - the producer failed fatally: recreate it and rewind to the slot (the new
+//     session re-reads everything unconfirmed: duplicates, never loss);
+//   - anything else (a halting permanent failure, a broken outbox table, a
+//     dropped publication): stop with that error.
+// Before the first session has started, only the standby case is retried: a bad
+// environment at start is the operator's to fix (exit 2).
+#ifndef PUBLISHER_SUPERVISOR_H_
+#define PUBLISHER_SUPERVISOR_H_
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "cdc/replication_stream.h"
+#include "publisher/backoff.h"
+#include "publisher/log.h"
+#include "publisher/relay.h"
+#include "publisher/sink.h"
+
+namespace publisher {
+
+// A replication session that has started streaming from the slot.
+struct Session {
+  std::unique_ptr<cdc::WalStream> stream;
+  std::string database;  // For envelopes' source.database.
+};
+
+// Opens a replication session: connect, check, start streaming from the slot.
+class SessionSource {
+ public:
+  virtual ~SessionSource() = default;
+  [[nodiscard]] virtual absl::StatusOr<Session> Open() = 0;
+};
+
+// Creates the producer; `first` is true at start-up only.
+class SinkFactory {
+ public:
+  virtual ~SinkFactory() = default;
+  [[nodiscard]] virtual absl::StatusOr<std::unique_ptr<Sink>> Create(bool first) = 0;
+};
+
+struct SupervisorOptions {
+  absl::Duration backoff_initial = absl::Milliseconds(200);
+  absl::Duration backoff_max = absl::Seconds(30);
+  absl::Duration standby_retry = absl::Seconds(2);
+};
+
+struct SupervisorResult {
+  absl::Status status;
+  bool started = false;  // Whether any session started streaming.
+};
+
+class Supervisor {
+ public:
+  // Sleeps for a duration unless `stop` is set first.
+  using Sleep = std::function<void(absl::Duration, const std::atomic<bool>& stop)>;
+
+  Supervisor(SupervisorOptions options, SessionSource& sessions, SinkFactory& sinks,
+             Relay& relay, Logger& log, Sleep sleep);
+
+  // Runs until `stop` is set (OK) or an error that retrying cannot cure.
+  SupervisorResult Run(const std::atomic<bool>& stop);
+
+ private:
+  SupervisorOptions options_;
+  SessionSource& sessions_;
+  SinkFactory& sinks_;
+  Relay& relay_;
+  Logger& log_;
+  Sleep sleep_;
+};
+
+// Sleep in small steps, waking early when `stop` is set.
+void InterruptibleSleep(absl::Duration d, const std::atomic<bool>& stop);
+
+// Whether `status` says another connection is streaming the slot.
+bool IsSlotHeldElsewhere(const absl::Status& status);
+
+}  // namespace publisher
+
+#endif  // PUBLISHER_SUPERVISOR_H_
