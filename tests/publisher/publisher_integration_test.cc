@@ -319,6 +319,66 @@ TEST_F(PublisherTest, StopAndRestartMidStreamLosesNothing) {
   EXPECT_EQ(value_by_id.size(), rows.size());
 }
 
+TEST_F(PublisherTest, SurvivesPostgresRestartAndTerminatedWalsender) {
+  publisher_ = StartPublisher();
+  auto consumer = StartConsumer();
+  auto write = [&](int from, int to) {
+    for (int i = from; i < to; ++i) {
+      ASSERT_TRUE(sql_->Exec(absl::StrCat("INSERT INTO outbox_bin VALUES (", i,
+                                          ", 'bin', 'k', 'E', '\\x01')")).ok());
+    }
+  };
+  write(0, 50);
+  ASSERT_TRUE(sql_->Exec("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots").ok());
+  write(50, 100);
+  sql_.reset();
+  ASSERT_TRUE(cluster_->Restart("fast").ok());
+  sql_ = ValueOrDie(cluster_->Connect());
+  write(100, 150);
+  Lsn end = WalInsert();
+  ASSERT_TRUE(WaitFor([&] { return Confirmed() >= end; }, absl::Seconds(120)))
+      << publisher_->Log();
+  std::set<std::string> ids;
+  for (const auto& r : consumer->Records()) ids.insert(Header(r, "id"));
+  EXPECT_EQ(ids.size(), 150u);
+  EXPECT_TRUE(publisher_->running());
+  EXPECT_THAT(publisher_->Log(), HasSubstr("replication connection lost; reconnecting"));
+  EXPECT_THAT(publisher_->Log(), HasSubstr("replication session restarted"));
+}
+
+TEST_F(PublisherTest, TwoPublishersOnOneSlotFormAHotStandbyPair) {
+  publisher_ = StartPublisher();
+  auto standby = ValueOrDie(Process::Start(
+      {testing_harness::BuildPath("outbox-publisher"), "--pg", cluster_->conninfo(), "--brokers",
+       mock_->bootstrap(), "--table", "outbox,outbox_bin", "--status-interval", "500ms"},
+      absl::StrCat(cluster_->dir(), "/standby.log")));
+  ASSERT_TRUE(WaitFor([&] { return standby->Log().find("standing by to take over") !=
+                                   std::string::npos; },
+                      absl::Seconds(60)))
+      << standby->Log();
+  auto consumer = StartConsumer();
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE(sql_->Exec(absl::StrCat("INSERT INTO outbox_bin VALUES (", i,
+                                        ", 'bin', 'k', 'E', '\\x01')")).ok());
+  }
+  ASSERT_TRUE(WaitFor([&] { return consumer->Count() >= 20; }, absl::Seconds(60)));
+  publisher_->Signal(SIGKILL);
+  publisher_->Wait(absl::Seconds(10));
+  absl::Time killed = absl::Now();
+  for (int i = 20; i < 40; ++i) {
+    ASSERT_TRUE(sql_->Exec(absl::StrCat("INSERT INTO outbox_bin VALUES (", i,
+                                        ", 'bin', 'k', 'E', '\\x01')")).ok());
+  }
+  Lsn end = WalInsert();
+  ASSERT_TRUE(WaitFor([&] { return Confirmed() >= end; }, absl::Seconds(60))) << standby->Log();
+  EXPECT_LT(absl::Now() - killed, absl::Seconds(30)) << "takeover took too long";
+  std::set<std::string> ids;
+  for (const auto& r : consumer->Records()) ids.insert(Header(r, "id"));
+  EXPECT_EQ(ids.size(), 40u);
+  standby->Signal(SIGTERM);
+  EXPECT_EQ(standby->Wait(absl::Seconds(60)), 0) << standby->Log();
+}
+
 TEST_F(PublisherTest, IdleOutboxDoesNotPinWal) {
   publisher_ = StartPublisher();
   for (int round = 0; round < 3; ++round) {
