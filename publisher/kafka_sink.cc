@@ -18,9 +18,10 @@ struct InFlight {
   bool dead_letter;
 };
 
+// librdkafka's own errors (a broker refusing connections, ...) are retried inside
+// librdkafka; they are warnings here. What the publisher decides is logged as error.
 LogLevel FromSyslog(int level) {
-  if (level <= 3) return LogLevel::kError;
-  if (level == 4) return LogLevel::kWarn;
+  if (level <= 4) return LogLevel::kWarn;
   if (level <= 6) return LogLevel::kInfo;
   return LogLevel::kDebug;
 }

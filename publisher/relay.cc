@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "cdc/pg_time.h"
 #include "cdc/status_macros.h"
@@ -160,8 +161,15 @@ void Relay::Produce(const OutboxRecord& record, const MessageToken& token,
       if (!fatal_.ok()) return;
       continue;
     }
-    if (dead_letter || absl::IsAborted(s)) {
+    if (absl::IsAborted(s)) {
       fatal_ = s;
+      return;
+    }
+    if (dead_letter) {
+      ++stats_.errors;
+      fatal_ = absl::Status(
+          s.code(), absl::StrCat("the dead-letter topic ", options_.dead_letter_topic,
+                                 " rejected row ", record.id, " too: ", s.message()));
       return;
     }
     HandlePermanent(token, record, s, "produce");
@@ -172,27 +180,35 @@ void Relay::Produce(const OutboxRecord& record, const MessageToken& token,
 void Relay::HandlePermanent(const MessageToken& token, const OutboxRecord& record,
                             const absl::Status& why, absl::string_view stage) {
   ++stats_.errors;
-  std::vector<Field> fields = {{"id", record.id},
-                               {"topic", record.topic},
-                               {"stage", std::string(stage)},
-                               {"error", std::string(why.message())}};
+  std::string row = absl::StrCat("row ", record.id.empty() ? "?" : record.id,
+                                 record.topic.empty() ? "" : " for topic ", record.topic);
   if (options_.on_error == OnError::kHalt) {
-    log_.Error(
-        "publishing failed permanently; halting (--on-error=halt): nothing after this "
-        "row is confirmed; fix the cause and restart, or use --on-error=dead-letter",
-        fields);
-    fatal_ =
-        absl::Status(why.code(), absl::StrCat("row ", record.id.empty() ? "?" : record.id,
-                                              " cannot be published: ", why.message()));
+    // Not logged here: the caller reports this status as the one line that says why
+    // the publisher stopped.
+    fatal_ = absl::Status(
+        why.code(),
+        absl::StrCat(row, " cannot be published (", stage, "): ", why.message(),
+                     "; halted by --on-error=halt with nothing after it "
+                     "confirmed: fix the cause and restart, or run with "
+                     "--on-error=dead-letter"));
     return;
   }
   log_.Error("publishing failed permanently; sending the row to the dead-letter topic",
-             fields);
+             {{"id", record.id},
+              {"topic", record.topic},
+              {"stage", std::string(stage)},
+              {"error", std::string(why.message())}});
   OutboxRecord letter = record;
   letter.topic = options_.dead_letter_topic;
   letter.headers.emplace_back("error", std::string(why.message()));
   letter.headers.emplace_back("error_stage", std::string(stage));
   letter.headers.emplace_back("original_topic", record.topic);
+  if (absl::StrContains(why.message(), "MSG_SIZE_TOO_LARGE")) {
+    // Too large for any topic: the dead letter names the row; the row itself stays
+    // in the table (or the WAL) to be fetched by id.
+    letter.value.clear();
+    letter.headers.emplace_back("value_dropped", "true");
+  }
   Produce(letter, token, true);
 }
 
@@ -208,12 +224,19 @@ void Relay::OnDelivery(Delivery d) {
     Produce(d.record, d.token, d.dead_letter);
     return;
   }
-  if (d.dead_letter || absl::IsAborted(d.status)) {
+  if (absl::IsAborted(d.status)) {
+    fatal_ = d.status;  // The supervisor recreates the producer and rewinds.
+    return;
+  }
+  if (d.dead_letter) {
     ++stats_.errors;
-    log_.Error(d.dead_letter ? "the dead-letter topic rejected a row too; halting"
-                             : "the Kafka producer failed fatally; halting",
-               {{"id", d.record.id}, {"error", std::string(d.status.message())}});
-    fatal_ = d.status;
+    fatal_ = absl::Status(
+        d.status.code(),
+        absl::StrCat(
+            "the dead-letter topic ", options_.dead_letter_topic, " rejected row ",
+            d.record.id, " too: ", d.status.message(),
+            "; halted with nothing after it confirmed: fix the dead-letter topic "
+            "(it must exist and accept writes) and restart"));
     return;
   }
   HandlePermanent(d.token, d.record, d.status, "delivery");

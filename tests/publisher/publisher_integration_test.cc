@@ -17,6 +17,7 @@
 #include "tests/harness/pg_cluster.h"
 #include "tests/harness/processes.h"
 #include "tests/harness/test_util.h"
+#include "tests/publisher/publisher_fixture.h"
 
 namespace publisher {
 namespace {
@@ -31,94 +32,6 @@ using testing_harness::PgSession;
 using testing_harness::Process;
 using testing_harness::ValueOrDie;
 using testing_harness::WaitFor;
-
-constexpr char kSchema[] = R"sql(
-  CREATE TABLE outbox (
-    id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
-    aggregate_type text NOT NULL, aggregate_id text NOT NULL, event_type text NOT NULL,
-    payload jsonb NOT NULL, headers jsonb, created_at timestamptz NOT NULL DEFAULT now());
-  CREATE TABLE outbox_bin (
-    id bigint PRIMARY KEY, aggregate_type text NOT NULL, aggregate_id text NOT NULL,
-    event_type text NOT NULL, payload bytea NOT NULL);
-  CREATE TABLE other (id serial PRIMARY KEY, v text);
-)sql";
-
-class PublisherTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    cluster_ = ValueOrDie(PgCluster::Start({"TimeZone=UTC"}));
-    sql_ = ValueOrDie(cluster_->Connect());
-    ASSERT_TRUE(sql_->Exec(kSchema).ok());
-    mock_ = ValueOrDie(MockKafka::Start(1));
-    for (const char* topic :
-         {"outbox.event.order", "outbox.event.user", "outbox.event.bin"}) {
-      ASSERT_EQ(mock_->Command(absl::StrCat("topic ", topic, " 4")), "ok");
-    }
-    log_path_ = absl::StrCat(cluster_->dir(), "/publisher.log");
-  }
-
-  void TearDown() override {
-    if (HasFailure() && publisher_) {
-      std::cerr << "--- publisher log ---\n" << publisher_->Log() << "\n";
-    }
-  }
-
-  std::unique_ptr<Process> StartPublisher(std::vector<std::string> extra = {}) {
-    std::vector<std::string> argv = {testing_harness::BuildPath("outbox-publisher"),
-                                     "--pg",
-                                     cluster_->conninfo(),
-                                     "--brokers",
-                                     mock_->bootstrap(),
-                                     "--table",
-                                     "outbox,outbox_bin",
-                                     "--status-interval",
-                                     "500ms",
-                                     "--stats-interval",
-                                     "1s",
-                                     "-X",
-                                     "reconnect.backoff.max.ms=500"};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    auto p = ValueOrDie(Process::Start(argv, log_path_));
-    EXPECT_TRUE(WaitFor(
-        [&] {
-          return p->Log().find("\"msg\":\"streaming\"") != std::string::npos ||
-                 !p->running();
-        },
-        absl::Seconds(60)))
-        << p->Log();
-    EXPECT_TRUE(p->running()) << p->Log();
-    return p;
-  }
-
-  std::unique_ptr<Consumer> StartConsumer() {
-    return ValueOrDie(
-        Consumer::Start(mock_->bootstrap(),
-                        {"outbox.event.order", "outbox.event.user", "outbox.event.bin"}));
-  }
-
-  Lsn Query(const std::string& q) {
-    return ValueOrDie(Lsn::Parse(ValueOrDie(sql_->Value(q))));
-  }
-  Lsn Confirmed() {
-    return Query(
-        "SELECT confirmed_flush_lsn::text FROM pg_replication_slots "
-        "WHERE slot_name = 'outbox_publisher'");
-  }
-  Lsn WalInsert() { return Query("SELECT pg_current_wal_insert_lsn()::text"); }
-
-  static std::string Header(const ConsumedRecord& r, const std::string& name) {
-    for (const auto& [k, v] : r.headers) {
-      if (k == name) return v;
-    }
-    return "<absent>";
-  }
-
-  std::unique_ptr<PgCluster> cluster_;
-  std::unique_ptr<PgSession> sql_;
-  std::unique_ptr<MockKafka> mock_;
-  std::unique_ptr<Process> publisher_;
-  std::string log_path_;
-};
 
 TEST_F(PublisherTest, ExactlyTheCommittedInsertsArriveByteForByte) {
   publisher_ = StartPublisher();
@@ -265,8 +178,7 @@ TEST_F(PublisherTest, BrokerOutageNeverConfirmsUnacknowledgedRowsAndRecovers) {
   consumer.reset();
   auto after = StartConsumer();
   ASSERT_TRUE(WaitFor([&] { return after->Count() >= 200; }, absl::Seconds(60)));
-  std::set<std::string> ids;
-  for (const auto& r : after->Records()) ids.insert(Header(r, "id"));
+  std::set<std::string> ids = DistinctIds(*after, 200);
   EXPECT_EQ(ids.size(), 200u);
   EXPECT_EQ(ids, [&] {
     std::set<std::string> want;
@@ -304,6 +216,8 @@ TEST_F(PublisherTest, StopAndRestartMidStreamLosesNothing) {
   Lsn end = WalInsert();
   ASSERT_TRUE(WaitFor([&] { return Confirmed() >= end; }, absl::Seconds(120)));
 
+  auto rows = ValueOrDie(sql_->Exec("SELECT id::text FROM outbox"));
+  DistinctIds(*consumer, rows.size());
   std::map<std::string, std::string> value_by_id;
   for (const auto& r : consumer->Records()) {
     std::string id = Header(r, "id");
@@ -312,7 +226,6 @@ TEST_F(PublisherTest, StopAndRestartMidStreamLosesNothing) {
       EXPECT_EQ(it->second, r.value) << "a redelivery changed message " << id;
     }
   }
-  auto rows = ValueOrDie(sql_->Exec("SELECT id::text FROM outbox"));
   EXPECT_EQ(rows.size(), 900u);
   for (const auto& row : rows)
     EXPECT_EQ(value_by_id.count(*row[0]), 1u) << "lost " << *row[0];
@@ -325,11 +238,14 @@ TEST_F(PublisherTest, SurvivesPostgresRestartAndTerminatedWalsender) {
   auto write = [&](int from, int to) {
     for (int i = from; i < to; ++i) {
       ASSERT_TRUE(sql_->Exec(absl::StrCat("INSERT INTO outbox_bin VALUES (", i,
-                                          ", 'bin', 'k', 'E', '\\x01')")).ok());
+                                          ", 'bin', 'k', 'E', '\\x01')"))
+                      .ok());
     }
   };
   write(0, 50);
-  ASSERT_TRUE(sql_->Exec("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots").ok());
+  ASSERT_TRUE(
+      sql_->Exec("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots")
+          .ok());
   write(50, 100);
   sql_.reset();
   ASSERT_TRUE(cluster_->Restart("fast").ok());
@@ -338,9 +254,7 @@ TEST_F(PublisherTest, SurvivesPostgresRestartAndTerminatedWalsender) {
   Lsn end = WalInsert();
   ASSERT_TRUE(WaitFor([&] { return Confirmed() >= end; }, absl::Seconds(120)))
       << publisher_->Log();
-  std::set<std::string> ids;
-  for (const auto& r : consumer->Records()) ids.insert(Header(r, "id"));
-  EXPECT_EQ(ids.size(), 150u);
+  EXPECT_EQ(DistinctIds(*consumer, 150).size(), 150u);
   EXPECT_TRUE(publisher_->running());
   EXPECT_THAT(publisher_->Log(), HasSubstr("replication connection lost; reconnecting"));
   EXPECT_THAT(publisher_->Log(), HasSubstr("replication session restarted"));
@@ -348,18 +262,22 @@ TEST_F(PublisherTest, SurvivesPostgresRestartAndTerminatedWalsender) {
 
 TEST_F(PublisherTest, TwoPublishersOnOneSlotFormAHotStandbyPair) {
   publisher_ = StartPublisher();
-  auto standby = ValueOrDie(Process::Start(
-      {testing_harness::BuildPath("outbox-publisher"), "--pg", cluster_->conninfo(), "--brokers",
-       mock_->bootstrap(), "--table", "outbox,outbox_bin", "--status-interval", "500ms"},
-      absl::StrCat(cluster_->dir(), "/standby.log")));
-  ASSERT_TRUE(WaitFor([&] { return standby->Log().find("standing by to take over") !=
-                                   std::string::npos; },
-                      absl::Seconds(60)))
+  auto standby = ValueOrDie(
+      Process::Start({testing_harness::BuildPath("outbox-publisher"), "--pg",
+                      cluster_->conninfo(), "--brokers", mock_->bootstrap(), "--table",
+                      "outbox,outbox_bin", "--status-interval", "500ms"},
+                     absl::StrCat(cluster_->dir(), "/standby.log")));
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return standby->Log().find("standing by to take over") != std::string::npos;
+      },
+      absl::Seconds(60)))
       << standby->Log();
   auto consumer = StartConsumer();
   for (int i = 0; i < 20; ++i) {
     ASSERT_TRUE(sql_->Exec(absl::StrCat("INSERT INTO outbox_bin VALUES (", i,
-                                        ", 'bin', 'k', 'E', '\\x01')")).ok());
+                                        ", 'bin', 'k', 'E', '\\x01')"))
+                    .ok());
   }
   ASSERT_TRUE(WaitFor([&] { return consumer->Count() >= 20; }, absl::Seconds(60)));
   publisher_->Signal(SIGKILL);
@@ -367,14 +285,14 @@ TEST_F(PublisherTest, TwoPublishersOnOneSlotFormAHotStandbyPair) {
   absl::Time killed = absl::Now();
   for (int i = 20; i < 40; ++i) {
     ASSERT_TRUE(sql_->Exec(absl::StrCat("INSERT INTO outbox_bin VALUES (", i,
-                                        ", 'bin', 'k', 'E', '\\x01')")).ok());
+                                        ", 'bin', 'k', 'E', '\\x01')"))
+                    .ok());
   }
   Lsn end = WalInsert();
-  ASSERT_TRUE(WaitFor([&] { return Confirmed() >= end; }, absl::Seconds(60))) << standby->Log();
+  ASSERT_TRUE(WaitFor([&] { return Confirmed() >= end; }, absl::Seconds(60)))
+      << standby->Log();
   EXPECT_LT(absl::Now() - killed, absl::Seconds(30)) << "takeover took too long";
-  std::set<std::string> ids;
-  for (const auto& r : consumer->Records()) ids.insert(Header(r, "id"));
-  EXPECT_EQ(ids.size(), 40u);
+  EXPECT_EQ(DistinctIds(*consumer, 40).size(), 40u);
   standby->Signal(SIGTERM);
   EXPECT_EQ(standby->Wait(absl::Seconds(60)), 0) << standby->Log();
 }
@@ -391,39 +309,6 @@ TEST_F(PublisherTest, IdleOutboxDoesNotPinWal) {
         << target;
   }
   EXPECT_TRUE(publisher_->running());
-}
-
-TEST_F(PublisherTest, BadConfigurationExitsTwoWithOneClearLine) {
-  struct Case {
-    std::vector<std::string> args;
-    std::string message;
-  };
-  std::vector<Case> cases = {
-      {{"--no-such-flag"}, "unknown flag --no-such-flag"},
-      {{"--max-in-flight", "lots"}, "expected a positive integer"},
-      {{"--table", "missing_table"},
-       "table \\\"public\\\".\\\"missing_table\\\" does not exist"},
-      {{"--key-column", "nope"}, "has no column \\\"nope\\\" (--key-column)"},
-      {{"-X", "no.such.property=1"}, "invalid librdkafka property"},
-  };
-  for (const Case& c : cases) {
-    std::vector<std::string> argv = {testing_harness::BuildPath("outbox-publisher"),
-                                     "--pg", cluster_->conninfo(), "--brokers",
-                                     mock_->bootstrap()};
-    argv.insert(argv.end(), c.args.begin(), c.args.end());
-    std::string log = absl::StrCat(cluster_->dir(), "/bad-", &c - &cases[0], ".log");
-    auto p = ValueOrDie(Process::Start(argv, log));
-    EXPECT_EQ(p->Wait(absl::Seconds(60)), 2) << p->Log();
-    std::string out = p->Log();
-    EXPECT_THAT(out, HasSubstr(c.message));
-    int errors = 0;
-    for (absl::string_view line : absl::StrSplit(out, '\n')) {
-      errors += absl::StrContains(line, "\"level\":\"error\"");
-    }
-    EXPECT_EQ(errors, 1) << out;
-  }
-  // Nothing was created by a failed start.
-  EXPECT_EQ(ValueOrDie(sql_->Exec("SELECT 1 FROM pg_replication_slots")).size(), 0u);
 }
 
 }  // namespace

@@ -1,0 +1,200 @@
+// SPEC guarantee 8, one test per item: bad input gets one log line that names the
+// problem and the fix, the documented exit code, and no LSN confirmed past an
+// unpublished row.
+#include <signal.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/publisher/publisher_fixture.h"
+
+namespace publisher {
+namespace {
+
+using ::testing::HasSubstr;
+
+class BadInputTest : public PublisherTest {
+ protected:
+  // Runs the publisher to its end; checks the exit code and that exactly one
+  // error line was logged, containing `message`. Returns the log.
+  std::string ExpectExit(std::vector<std::string> args, int code,
+                         const std::string& message, const std::string& conninfo = "") {
+    std::vector<std::string> argv = {testing_harness::BuildPath("outbox-publisher"),
+                                     "--pg",
+                                     conninfo.empty() ? cluster_->conninfo() : conninfo,
+                                     "--brokers",
+                                     mock_->bootstrap(),
+                                     "--status-interval",
+                                     "200ms"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto p = ValueOrDie(
+        Process::Start(argv, absl::StrCat(cluster_->dir(), "/run-", ++runs_, ".log")));
+    std::optional<int> exit = p->Wait(absl::Seconds(90));
+    std::string log = p->Log();
+    EXPECT_EQ(exit, code) << log;
+    EXPECT_THAT(log, HasSubstr(message));
+    int errors = 0;
+    for (absl::string_view line : absl::StrSplit(log, '\n')) {
+      errors += absl::StrContains(line, "\"level\":\"error\"");
+    }
+    EXPECT_EQ(errors, 1) << log;
+    return log;
+  }
+
+  // What the publisher creates at start, done first so that rows written before
+  // it runs are in the slot's WAL.
+  void CreatePublicationAndSlot(const std::string& tables = "outbox") {
+    ASSERT_TRUE(sql_->Exec(absl::StrCat("CREATE PUBLICATION outbox_publisher FOR TABLE ",
+                                        tables, " WITH (publish = 'insert')"))
+                    .ok());
+    ASSERT_TRUE(
+        sql_->Exec("SELECT pg_create_logical_replication_slot('outbox_publisher', "
+                   "'pgoutput')")
+            .ok());
+  }
+
+  bool SlotExists() {
+    return !ValueOrDie(sql_->Exec("SELECT 1 FROM pg_replication_slots")).empty();
+  }
+
+  int runs_ = 0;
+};
+
+TEST_F(BadInputTest, BadFlagsExitTwoAndCreateNothing) {
+  ExpectExit({"--no-such-flag"}, 2, "unknown flag --no-such-flag");
+  ExpectExit(
+      {"--max-in-flight", "lots"}, 2,
+      "invalid value \\\"lots\\\" for --max-in-flight: expected a positive integer");
+  ExpectExit({"--on-error", "ignore"}, 2, "expected halt or dead-letter");
+  ExpectExit({"--status-interval", "10"}, 2, "expected a positive duration");
+  ExpectExit({"-X", "no.such.property=1"}, 2, "invalid librdkafka property");
+  EXPECT_FALSE(SlotExists());
+}
+
+TEST_F(BadInputTest, UnreachablePostgresExitsTwo) {
+  ExpectExit({}, 2, "cannot connect to PostgreSQL",
+             "host=127.0.0.1 port=1 connect_timeout=5");
+}
+
+TEST_F(BadInputTest, UnreachableBrokersExitTwoBeforeTouchingPostgres) {
+  std::vector<std::string> argv = {"--brokers", "127.0.0.1:1"};
+  ExpectExit(argv, 2, "cannot reach the Kafka brokers 127.0.0.1:1");
+  EXPECT_FALSE(SlotExists());
+}
+
+TEST_F(BadInputTest, WalLevelNotLogicalExitsTwo) {
+  auto replica = ValueOrDie(PgCluster::Start({"wal_level=replica"}));
+  ExpectExit({}, 2, "wal_level = logical", replica->conninfo());
+}
+
+TEST_F(BadInputTest, MissingTableExitsTwo) {
+  ExpectExit({"--table", "missing_table"}, 2,
+             "table \\\"public\\\".\\\"missing_table\\\" does not exist");
+  EXPECT_FALSE(SlotExists());
+}
+
+TEST_F(BadInputTest, MissingColumnExitsTwo) {
+  ExpectExit({"--table", "outbox", "--key-column", "nope"}, 2,
+             "has no column \\\"nope\\\" (--key-column)");
+  EXPECT_FALSE(SlotExists());
+}
+
+TEST_F(BadInputTest, SlotOfAnotherPluginExitsTwo) {
+  ASSERT_TRUE(sql_->Exec("SELECT pg_create_logical_replication_slot('outbox_publisher', "
+                         "'test_decoding')")
+                  .ok());
+  Lsn before = Confirmed();
+  ExpectExit({"--table", "outbox"}, 2, "uses plugin test_decoding, not pgoutput");
+  EXPECT_EQ(Confirmed(), before);
+}
+
+// Writes `good` rows, then one huge row, then more: returns the LSN just before
+// the huge row's transaction.
+Lsn WriteAroundAHugeRow(PgSession& sql) {
+  EXPECT_TRUE(
+      sql.Exec("INSERT INTO outbox (aggregate_type, aggregate_id, event_type, payload) "
+               "SELECT 'order', 'o-' || i, 'Small', '{}' FROM generate_series(1, 3) i")
+          .ok());
+  Lsn before =
+      ValueOrDie(Lsn::Parse(ValueOrDie(sql.Value("SELECT pg_current_wal_insert_lsn()"))));
+  EXPECT_TRUE(
+      sql.Exec("INSERT INTO outbox (aggregate_type, aggregate_id, event_type, payload) "
+               "SELECT 'order', 'o-huge', 'Huge', jsonb_build_object('blob', "
+               "string_agg(md5(i::text), '')) FROM generate_series(1, 400) i")
+          .ok());
+  EXPECT_TRUE(
+      sql.Exec("INSERT INTO outbox (aggregate_type, aggregate_id, event_type, payload) "
+               "VALUES ('order', 'o-after', 'After', '{}')")
+          .ok());
+  return before;
+}
+
+TEST_F(BadInputTest, OversizedMessageHaltsWithoutConfirmingIt) {
+  CreatePublicationAndSlot();
+  Lsn before_huge = WriteAroundAHugeRow(*sql_);
+  std::string log = ExpectExit({"--table", "outbox", "-X", "message.max.bytes=4096"}, 1,
+                               "MSG_SIZE_TOO_LARGE");
+  EXPECT_THAT(log, HasSubstr("--on-error=dead-letter"));
+  EXPECT_LE(Confirmed(), before_huge) << "confirmed past the unpublished row";
+  // Restarted, it stops at the same row again: nothing was skipped.
+  ExpectExit({"--table", "outbox", "-X", "message.max.bytes=4096"}, 1,
+             "MSG_SIZE_TOO_LARGE");
+  EXPECT_LE(Confirmed(), before_huge);
+}
+
+TEST_F(BadInputTest, OversizedMessageGoesToTheDeadLetterTopicWithoutItsValue) {
+  ASSERT_EQ(mock_->Command("topic outbox.dead-letter 1"), "ok");
+  CreatePublicationAndSlot("outbox, outbox_bin");
+  WriteAroundAHugeRow(*sql_);
+  Lsn end = WalInsert();
+  publisher_ =
+      StartPublisher({"-X", "message.max.bytes=4096", "--on-error", "dead-letter"});
+  ASSERT_TRUE(WaitFor([&] { return Confirmed() >= end; }, absl::Seconds(60)))
+      << publisher_->Log();
+  auto dlq = ValueOrDie(Consumer::Start(mock_->bootstrap(), {"outbox.dead-letter"}));
+  ASSERT_TRUE(WaitFor([&] { return dlq->Count() >= 1; }, absl::Seconds(30)));
+  ConsumedRecord letter = dlq->Records()[0];
+  EXPECT_THAT(Header(letter, "error"), HasSubstr("MSG_SIZE_TOO_LARGE"));
+  EXPECT_EQ(Header(letter, "value_dropped"), "true");
+  EXPECT_EQ(Header(letter, "original_topic"), "outbox.event.order");
+  EXPECT_EQ(letter.key, "o-huge");
+  EXPECT_TRUE(letter.value.empty());
+}
+
+TEST_F(BadInputTest, RejectedMessageHaltsWithoutConfirmingIt) {
+  ASSERT_TRUE(
+      sql_->Exec("INSERT INTO outbox (aggregate_type, aggregate_id, event_type, payload) "
+                 "VALUES ('order', 'o-1', 'Ok', '{}')")
+          .ok());
+  publisher_ = StartPublisher({"--table", "outbox"});
+  Lsn ok_end = WalInsert();
+  ASSERT_TRUE(WaitFor([&] { return Confirmed() >= ok_end; }, absl::Seconds(60)));
+  // The broker refuses the next produce requests: not authorized for the topic.
+  std::string errors = "errors Produce";
+  for (int i = 0; i < 20; ++i) errors += " TOPIC_AUTHORIZATION_FAILED";
+  ASSERT_EQ(mock_->Command(errors), "ok");
+  Lsn before = WalInsert();
+  ASSERT_TRUE(
+      sql_->Exec("INSERT INTO outbox (aggregate_type, aggregate_id, event_type, payload) "
+                 "VALUES ('order', 'o-2', 'Refused', '{}')")
+          .ok());
+  std::optional<int> exit = publisher_->Wait(absl::Seconds(60));
+  std::string log = publisher_->Log();
+  EXPECT_EQ(exit, 1) << log;
+  EXPECT_THAT(log, HasSubstr("TOPIC_AUTHORIZATION_FAILED"));
+  int error_lines = 0;
+  for (absl::string_view line : absl::StrSplit(log, '\n')) {
+    error_lines += absl::StrContains(line, "\"level\":\"error\"") &&
+                   !absl::StrContains(line, "\"component\":\"librdkafka\"");
+  }
+  EXPECT_EQ(error_lines, 1) << log;
+  EXPECT_LE(Confirmed(), before) << "confirmed past the refused row";
+}
+
+}  // namespace
+}  // namespace publisher

@@ -1,0 +1,136 @@
+// The fixture of the end-to-end tests: a throwaway PostgreSQL with outbox tables,
+// mock-kafka with their topics, and helpers to run the publisher binary and read
+// what it published.
+#ifndef TESTS_PUBLISHER_PUBLISHER_FIXTURE_H_
+#define TESTS_PUBLISHER_PUBLISHER_FIXTURE_H_
+
+#include <iostream>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "cdc/lsn.h"
+#include "gtest/gtest.h"
+#include "tests/harness/pg_cluster.h"
+#include "tests/harness/processes.h"
+#include "tests/harness/test_util.h"
+
+namespace publisher {
+
+using cdc::Lsn;
+using testing_harness::ConsumedRecord;
+using testing_harness::Consumer;
+using testing_harness::MockKafka;
+using testing_harness::PgCluster;
+using testing_harness::PgSession;
+using testing_harness::Process;
+using testing_harness::ValueOrDie;
+using testing_harness::WaitFor;
+
+inline constexpr char kSchema[] = R"sql(
+  CREATE TABLE outbox (
+    id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    aggregate_type text NOT NULL, aggregate_id text NOT NULL, event_type text NOT NULL,
+    payload jsonb NOT NULL, headers jsonb, created_at timestamptz NOT NULL DEFAULT now());
+  CREATE TABLE outbox_bin (
+    id bigint PRIMARY KEY, aggregate_type text NOT NULL, aggregate_id text NOT NULL,
+    event_type text NOT NULL, payload bytea NOT NULL);
+  CREATE TABLE other (id serial PRIMARY KEY, v text);
+)sql";
+
+class PublisherTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    cluster_ = ValueOrDie(PgCluster::Start({"TimeZone=UTC"}));
+    sql_ = ValueOrDie(cluster_->Connect());
+    ASSERT_TRUE(sql_->Exec(kSchema).ok());
+    mock_ = ValueOrDie(MockKafka::Start(1));
+    for (const char* topic :
+         {"outbox.event.order", "outbox.event.user", "outbox.event.bin"}) {
+      ASSERT_EQ(mock_->Command(absl::StrCat("topic ", topic, " 4")), "ok");
+    }
+    log_path_ = absl::StrCat(cluster_->dir(), "/publisher.log");
+  }
+
+  void TearDown() override {
+    if (HasFailure() && publisher_) {
+      std::cerr << "--- publisher log ---\n" << publisher_->Log() << "\n";
+    }
+  }
+
+  std::unique_ptr<Process> StartPublisher(std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv = {testing_harness::BuildPath("outbox-publisher"),
+                                     "--pg",
+                                     cluster_->conninfo(),
+                                     "--brokers",
+                                     mock_->bootstrap(),
+                                     "--table",
+                                     "outbox,outbox_bin",
+                                     "--status-interval",
+                                     "500ms",
+                                     "--stats-interval",
+                                     "1s",
+                                     "-X",
+                                     "reconnect.backoff.max.ms=500"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    auto p = ValueOrDie(Process::Start(argv, log_path_));
+    EXPECT_TRUE(WaitFor(
+        [&] {
+          return p->Log().find("\"msg\":\"streaming\"") != std::string::npos ||
+                 !p->running();
+        },
+        absl::Seconds(60)))
+        << p->Log();
+    EXPECT_TRUE(p->running()) << p->Log();
+    return p;
+  }
+
+  std::unique_ptr<Consumer> StartConsumer() {
+    return ValueOrDie(
+        Consumer::Start(mock_->bootstrap(),
+                        {"outbox.event.order", "outbox.event.user", "outbox.event.bin"}));
+  }
+
+  Lsn Query(const std::string& q) {
+    return ValueOrDie(Lsn::Parse(ValueOrDie(sql_->Value(q))));
+  }
+  Lsn Confirmed() {
+    return Query(
+        "SELECT confirmed_flush_lsn::text FROM pg_replication_slots "
+        "WHERE slot_name = 'outbox_publisher'");
+  }
+  Lsn WalInsert() { return Query("SELECT pg_current_wal_insert_lsn()::text"); }
+
+  // Distinct ids the consumer has seen, once it has seen at least `n` (or the
+  // deadline passed): the consumer may trail the slot's confirmation.
+  static std::set<std::string> DistinctIds(Consumer& consumer, size_t n) {
+    std::set<std::string> ids;
+    WaitFor(
+        [&] {
+          ids.clear();
+          for (const auto& r : consumer.Records()) ids.insert(Header(r, "id"));
+          return ids.size() >= n;
+        },
+        absl::Seconds(60));
+    return ids;
+  }
+
+  static std::string Header(const ConsumedRecord& r, const std::string& name) {
+    for (const auto& [k, v] : r.headers) {
+      if (k == name) return v;
+    }
+    return "<absent>";
+  }
+
+  std::unique_ptr<PgCluster> cluster_;
+  std::unique_ptr<PgSession> sql_;
+  std::unique_ptr<MockKafka> mock_;
+  std::unique_ptr<Process> publisher_;
+  std::string log_path_;
+};
+
+}  // namespace publisher
+
+#endif  // TESTS_PUBLISHER_PUBLISHER_FIXTURE_H_
