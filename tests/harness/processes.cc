@@ -147,7 +147,8 @@ std::string Process::Log() const {
 }
 
 absl::StatusOr<std::unique_ptr<Consumer>> Consumer::Start(
-    const std::string& bootstrap, const std::vector<std::string>& topics) {
+    const std::string& bootstrap, const std::vector<std::string>& topics,
+    const Offsets& start_offsets) {
   char err[512];
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), err, sizeof(err));
@@ -174,9 +175,10 @@ absl::StatusOr<std::unique_ptr<Consumer>> Consumer::Start(
       return absl::InternalError(absl::StrCat("no metadata for topic ", topic));
     }
     for (int i = 0; i < md->topics[0].partition_cnt; ++i) {
-      rd_kafka_topic_partition_list_add(parts, topic.c_str(),
-                                        md->topics[0].partitions[i].id)
-          ->offset = RD_KAFKA_OFFSET_BEGINNING;
+      int32_t partition = md->topics[0].partitions[i].id;
+      auto it = start_offsets.find({topic, partition});
+      rd_kafka_topic_partition_list_add(parts, topic.c_str(), partition)->offset =
+          it == start_offsets.end() ? RD_KAFKA_OFFSET_BEGINNING : it->second;
     }
     rd_kafka_metadata_destroy(md);
     rd_kafka_topic_destroy(t);

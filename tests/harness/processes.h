@@ -71,11 +71,14 @@ struct ConsumedRecord {
   int64_t timestamp_ms;
 };
 
-// Reads every partition of the given topics from the beginning, on its own thread.
+// Reads every partition of the given topics, on its own thread: from the
+// beginning, or from `start_offsets[{topic, partition}]` where given.
 class Consumer {
  public:
+  using Offsets = std::map<std::pair<std::string, int32_t>, int64_t>;
   static absl::StatusOr<std::unique_ptr<Consumer>> Start(
-      const std::string& bootstrap, const std::vector<std::string>& topics);
+      const std::string& bootstrap, const std::vector<std::string>& topics,
+      const Offsets& start_offsets = {});
   ~Consumer();
   std::vector<ConsumedRecord> Records();
   size_t Count();
