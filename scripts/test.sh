@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, configures, builds and runs every test
-# (unit, integration, fuzz) through ctest. CI runs exactly this (.ci/run).
+# (unit, integration, fuzz, chaos) through ctest, then the unit and integration
+# tests again under ASan + UBSan. CI runs exactly this (.ci/run).
 #   scripts/test.sh [extra ctest arguments, e.g. -L unit or -R Decoded]
 # BUILD_DIR overrides the build directory (default: build). With CI=true, compiler
 # warnings are errors.
@@ -17,3 +18,13 @@ cmake --build "$build" -j"$(nproc)"
 
 # Two at a time: each integration test starts its own PostgreSQL on a free port.
 ctest --test-dir "$build" --output-on-failure --no-tests=error -j2 "$@"
+
+# Second pass: the unit and integration tests again, everything built with
+# AddressSanitizer + UBSan (SKIP_SANITIZERS=1 skips it for a quick local run).
+if [ "${SKIP_SANITIZERS:-}" != 1 ]; then
+  asan=${ASAN_BUILD_DIR:-$root/build-asan}
+  cmake -S "$root" -B "$asan" -DOUTBOX_SANITIZE=ON -DOUTBOX_WERROR="$werror"
+  cmake --build "$asan" -j"$(nproc)"
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    ctest --test-dir "$asan" --output-on-failure --no-tests=error -j2 -L 'unit|integration' "$@"
+fi
