@@ -196,5 +196,58 @@ TEST_F(BadInputTest, RejectedMessageHaltsWithoutConfirmingIt) {
   EXPECT_LE(Confirmed(), before) << "confirmed past the refused row";
 }
 
+TEST_F(BadInputTest, DroppedPublicationMidStreamStopsWithoutConfirmingNewRows) {
+  publisher_ = StartPublisher({"--table", "outbox"});
+  ASSERT_TRUE(WaitFor([&] { return Confirmed() >= WalInsert(); }, absl::Seconds(30)));
+  ASSERT_TRUE(sql_->Exec("DROP PUBLICATION outbox_publisher").ok());
+  Lsn before = WalInsert();
+  ASSERT_TRUE(
+      sql_->Exec("INSERT INTO outbox (aggregate_type, aggregate_id, event_type, payload) "
+                 "VALUES ('order', 'o-1', 'E', '{}')")
+          .ok());
+  EXPECT_EQ(publisher_->Wait(absl::Seconds(60)), 1) << publisher_->Log();
+  EXPECT_THAT(publisher_->Log(),
+              HasSubstr("publication \\\"outbox_publisher\\\" does not exist"));
+  EXPECT_LE(Confirmed(), before);
+}
+
+TEST_F(BadInputTest, AlteredOutboxTableMidStreamStopsAtTheFirstRowItCannotMap) {
+  publisher_ = StartPublisher({"--table", "outbox"});
+  ASSERT_TRUE(WaitFor([&] { return Confirmed() >= WalInsert(); }, absl::Seconds(30)));
+  ASSERT_TRUE(sql_->Exec("ALTER TABLE outbox DROP COLUMN event_type").ok());
+  Lsn before = WalInsert();
+  ASSERT_TRUE(sql_->Exec("INSERT INTO outbox (aggregate_type, aggregate_id, payload) "
+                         "VALUES ('order', 'o-1', '{}')")
+                  .ok());
+  EXPECT_EQ(publisher_->Wait(absl::Seconds(60)), 1) << publisher_->Log();
+  EXPECT_THAT(publisher_->Log(),
+              HasSubstr("has no column \\\"event_type\\\" (--type-column)"));
+  EXPECT_LE(Confirmed(), before);
+}
+
+TEST_F(BadInputTest, SlotWhoseWalWasRemovedExitsTwo) {
+  auto small = ValueOrDie(PgCluster::Start(
+      {"max_slot_wal_keep_size=1MB", "max_wal_size=32MB", "min_wal_size=32MB"}));
+  auto sql = ValueOrDie(small->Connect());
+  ASSERT_TRUE(sql->Exec(kSchema).ok());
+  ASSERT_TRUE(sql->Exec("CREATE PUBLICATION outbox_publisher FOR TABLE outbox").ok());
+  ASSERT_TRUE(
+      sql->Exec(
+             "SELECT pg_create_logical_replication_slot('outbox_publisher', 'pgoutput')")
+          .ok());
+  // Write and switch WAL until checkpoints remove what the slot still needs.
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        EXPECT_TRUE(
+            sql->Exec("INSERT INTO other (v) SELECT repeat('x', 1000) FROM "
+                      "generate_series(1, 5000); SELECT pg_switch_wal(); CHECKPOINT")
+                .ok());
+        return ValueOrDie(sql->Value("SELECT wal_status FROM pg_replication_slots")) ==
+               "lost";
+      },
+      absl::Seconds(120)));
+  ExpectExit({"--table", "outbox"}, 2, "wal_status = lost", small->conninfo());
+}
+
 }  // namespace
 }  // namespace publisher
