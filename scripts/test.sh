@@ -25,6 +25,9 @@ if [ "${SKIP_SANITIZERS:-}" != 1 ]; then
   asan=${ASAN_BUILD_DIR:-$root/build-asan}
   cmake -S "$root" -B "$asan" -DOUTBOX_SANITIZE=ON -DOUTBOX_WERROR="$werror"
   cmake --build "$asan" -j"$(nproc)"
+  # The backlog memory test measures RSS, which ASan's quarantine of freed memory
+  # inflates by design; it runs (and must pass) in the plain build above.
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    ctest --test-dir "$asan" --output-on-failure --no-tests=error -j2 -L 'unit|integration' "$@"
+    ctest --test-dir "$asan" --output-on-failure --no-tests=error -j2 -L 'unit|integration' \
+    -E BacklogMemoryTest "$@"
 fi
