@@ -22,16 +22,7 @@
 namespace publisher {
 namespace {
 
-using cdc::Lsn;
 using ::testing::HasSubstr;
-using testing_harness::ConsumedRecord;
-using testing_harness::Consumer;
-using testing_harness::MockKafka;
-using testing_harness::PgCluster;
-using testing_harness::PgSession;
-using testing_harness::Process;
-using testing_harness::ValueOrDie;
-using testing_harness::WaitFor;
 
 TEST_F(PublisherTest, ExactlyTheCommittedInsertsArriveByteForByte) {
   publisher_ = StartPublisher();

@@ -25,17 +25,20 @@ std::string W(const pg::PgOutputMessage& m, Lsn data_start = Lsn()) {
   return cdc::BuildXLogData({data_start, Lsn(0), 0, pg::Encode(m)});
 }
 
-std::string OutboxRelation() {
-  return W(pg::Relation{std::nullopt,
-                        kOutboxOid,
-                        "public",
-                        "outbox",
-                        'd',
-                        {{1, "id", 2950, -1},
-                         {0, "aggregate_type", 25, -1},
-                         {0, "aggregate_id", 25, -1},
-                         {0, "event_type", 25, -1},
-                         {0, "payload", 3802, -1}}});
+// The outbox table's Relation message, with `extra` text columns at the end.
+std::string OutboxRelation(const std::vector<std::string>& extra = {}) {
+  pg::Relation r{std::nullopt,
+                 kOutboxOid,
+                 "public",
+                 "outbox",
+                 'd',
+                 {{1, "id", 2950, -1},
+                  {0, "aggregate_type", 25, -1},
+                  {0, "aggregate_id", 25, -1},
+                  {0, "event_type", 25, -1},
+                  {0, "payload", 3802, -1}}};
+  for (const std::string& name : extra) r.columns.push_back({0, name, 25, -1});
+  return W(r);
 }
 
 std::string OtherRelation() {
@@ -347,17 +350,7 @@ TEST_F(RelayTest, SchemaChangeRebindsTheOutboxTable) {
   sink_.auto_ack = true;
   options_.topic = "{table}.{region}";
   stream_.Message(Begin(1, 0x100));
-  stream_.Message(W(pg::Relation{std::nullopt,
-                                 kOutboxOid,
-                                 "public",
-                                 "outbox",
-                                 'd',
-                                 {{1, "id", 2950, -1},
-                                  {0, "aggregate_type", 25, -1},
-                                  {0, "aggregate_id", 25, -1},
-                                  {0, "event_type", 25, -1},
-                                  {0, "payload", 3802, -1},
-                                  {0, "region", 25, -1}}}));
+  stream_.Message(OutboxRelation({"region"}));
   stream_.Message(W(pg::Insert{
       std::nullopt, kOutboxOid, {T("a"), T("o"), T("k"), T("E"), T("{}"), T("eu")}}));
   stream_.Message(Commit(0x100, 0x110));
