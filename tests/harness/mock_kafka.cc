@@ -12,6 +12,8 @@
 //                                        Produce, or number) with these errors (name
 //                                        such as NOT_LEADER_FOR_PARTITION, or number)
 //   clear-errors API                     drop queued request errors of API
+//   topic-error NAME ERR                 metadata requests for topic NAME fail with
+//                                        ERR (e.g. UNKNOWN_TOPIC_OR_PART: "missing")
 //   quit                                 exit
 //
 // It exits on "quit", at end of stdin (so it dies with the process that started it)
@@ -101,8 +103,9 @@ class MockKafka {
     if (cmd == "rtt") return Rtt(args);
     if (cmd == "errors") return Errors(args);
     if (cmd == "clear-errors") return ClearErrors(args);
+    if (cmd == "topic-error") return TopicError(args);
     return "unknown command \"" + cmd +
-           "\" (topic, down, up, rtt, errors, clear-errors, quit)";
+           "\" (topic, down, up, rtt, errors, clear-errors, topic-error, quit)";
   }
 
  private:
@@ -178,6 +181,14 @@ class MockKafka {
     auto api = ParseApiKey(args[1]);
     if (!api) return "unknown API \"" + args[1] + "\"";
     rd_kafka_mock_clear_request_errors(cluster_, *api);
+    return "";
+  }
+
+  std::string TopicError(const std::vector<std::string>& args) {
+    if (args.size() != 3) return "usage: topic-error NAME ERR";
+    auto err = ParseError(args[2]);
+    if (!err) return "unknown error \"" + args[2] + "\"";
+    rd_kafka_mock_topic_set_error(cluster_, args[1].c_str(), *err);
     return "";
   }
 

@@ -39,6 +39,10 @@ kcat -b "$bootstrap" -L -t events -m 10 >/dev/null || fail "metadata after up"
 [ "$(send rtt 1 50)" = ok ] || fail "rtt"
 [ "$(send rtt all 0)" = ok ] || fail "rtt all"
 
+[ "$(send topic-error missing UNKNOWN_TOPIC_OR_PART)" = ok ] || fail "topic-error"
+if kcat -b "$bootstrap" -L -t missing -m 5 2>&1 | grep -q 'partition 0'; then
+  fail "topic-error did not hide the topic"
+fi
 [[ $(send frobnicate) == error:* ]] || fail "unknown command accepted"
 [[ $(send topic x 0) == error:* ]] || fail "zero partitions accepted"
 [[ $(send down 9) == error:* ]] || fail "unknown broker accepted"

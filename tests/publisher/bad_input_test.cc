@@ -196,6 +196,25 @@ TEST_F(BadInputTest, RejectedMessageHaltsWithoutConfirmingIt) {
   EXPECT_LE(Confirmed(), before) << "confirmed past the refused row";
 }
 
+TEST_F(BadInputTest, MissingTopicHaltsWithoutConfirmingIt) {
+  // As a cluster with auto.create.topics.enable=false answers for a topic nobody
+  // created.
+  ASSERT_EQ(mock_->Command("topic-error outbox.event.nowhere UNKNOWN_TOPIC_OR_PART"),
+            "ok");
+  publisher_ = StartPublisher(
+      {"--table", "outbox", "-X", "topic.metadata.propagation.max.ms=1000"});
+  ASSERT_TRUE(WaitFor([&] { return Confirmed() >= WalInsert(); }, absl::Seconds(30)));
+  Lsn before = WalInsert();
+  ASSERT_TRUE(
+      sql_->Exec("INSERT INTO outbox (aggregate_type, aggregate_id, event_type, payload) "
+                 "VALUES ('nowhere', 'n-1', 'E', '{}')")
+          .ok());
+  std::optional<int> exit = publisher_->Wait(absl::Seconds(90));
+  EXPECT_EQ(exit, 1) << publisher_->Log();
+  EXPECT_THAT(publisher_->Log(), HasSubstr("UNKNOWN_TOPIC"));
+  EXPECT_LE(Confirmed(), before);
+}
+
 TEST_F(BadInputTest, DroppedPublicationMidStreamStopsWithoutConfirmingNewRows) {
   publisher_ = StartPublisher({"--table", "outbox"});
   ASSERT_TRUE(WaitFor([&] { return Confirmed() >= WalInsert(); }, absl::Seconds(30)));
