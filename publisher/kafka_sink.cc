@@ -31,10 +31,11 @@ LogLevel FromSyslog(int level) {
 std::vector<std::pair<std::string, std::string>> DefaultProducerProperties(
     const Config& c) {
   const int64_t kMaxInt = std::numeric_limits<int32_t>::max();
-  // The local queue must hold everything the in-flight limits allow, with room for
-  // dead letters, so backpressure comes from our limits rather than QUEUE_FULL.
-  int64_t messages = std::min(kMaxInt, c.max_in_flight + 10000);
-  int64_t kbytes = std::min(kMaxInt, c.max_in_flight_bytes / 1024 + 65536);
+  // The local queue must hold everything the in-flight limits allow twice over (a
+  // rewind re-produces while the previous session's messages may still be queued),
+  // with room for dead letters, so backpressure comes from our limits, not QUEUE_FULL.
+  int64_t messages = std::min(kMaxInt, 2 * c.max_in_flight + 10000);
+  int64_t kbytes = std::min(kMaxInt, 2 * (c.max_in_flight_bytes / 1024) + 65536);
   return {
       {"bootstrap.servers", c.brokers},
       {"client.id", "outbox-publisher"},

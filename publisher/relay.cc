@@ -32,6 +32,7 @@ absl::Status Relay::Run(cdc::WalStream& stream, Sink& sink,
                         const std::atomic<bool>& stop) {
   stream_ = &stream;
   sink_ = &sink;
+  stop_ = &stop;
   // A new session re-reads every unconfirmed transaction from the slot.
   tracker_.Reset();
   decoder_ = cdc::pgoutput::StreamDecoder();
@@ -156,9 +157,17 @@ void Relay::Produce(const OutboxRecord& record, const MessageToken& token,
     absl::Status s = sink_->Produce(record, token, dead_letter);
     if (s.ok()) return;
     if (absl::IsResourceExhausted(s)) {
-      // Local queue full: serve deliveries to make room, then try again.
+      // Local queue full: serve deliveries to make room, then try again, keeping
+      // status updates flowing and honouring a stop (the row stays unconfirmed).
       PollSink(absl::Milliseconds(100));
       if (!fatal_.ok()) return;
+      if (stop_ != nullptr && stop_->load()) {
+        fatal_ = absl::DeadlineExceededError(
+            "stopped while the producer's local queue was full; the rows not yet "
+            "acknowledged stay unconfirmed and are published after a restart");
+        return;
+      }
+      MaybeSendStatus(false).IgnoreError();  // A broken stream shows at the next Read.
       continue;
     }
     if (absl::IsAborted(s)) {

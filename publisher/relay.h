@@ -119,8 +119,9 @@ class Relay {
   absl::Status Finish(absl::Status why, bool drain);
 
   RelayOptions options_;
-  cdc::WalStream* stream_ = nullptr;  // During Run only.
-  Sink* sink_ = nullptr;              // During Run only.
+  cdc::WalStream* stream_ = nullptr;         // During Run only.
+  Sink* sink_ = nullptr;                     // During Run only.
+  const std::atomic<bool>* stop_ = nullptr;  // During Run only.
   Logger& log_;
   Clock clock_;
 

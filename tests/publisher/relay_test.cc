@@ -396,6 +396,24 @@ TEST_F(RelayTest, StopWithAnUnreachableBrokerReportsUnacknowledgedWork) {
   EXPECT_EQ(stream_.max_flush(), Lsn());
 }
 
+TEST_F(RelayTest, FullLocalQueueKeepsStatusFlowingAndHonoursStop) {
+  sink_.reject_topic = "outbox.event.order";
+  sink_.reject_status = absl::ResourceExhaustedError("local queue full");
+  stream_.Message(Begin(1, 0x100));
+  stream_.Message(OutboxRelation());
+  stream_.Message(Insert("a"));
+  stream_.Message(Commit(0x100, 0x110));
+  int polls = 0;
+  sink_.on_poll = [&] {
+    if (++polls == 100) stop_ = true;  // 10 s of fake time stuck on a full queue.
+  };
+  absl::Status s = Run();
+  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
+  EXPECT_GE(stream_.statuses().size(), 8u)
+      << "status updates stopped while the queue was full";
+  EXPECT_EQ(stream_.max_flush(), Lsn());
+}
+
 TEST_F(RelayTest, ANewSessionIgnoresLateReportsFromTheLastOne) {
   Relay relay(options_, log_, [this] { return clock_.Now(); });
   stream_.Message(Begin(1, 0x100));
