@@ -194,13 +194,13 @@ TEST_F(ReplicationStreamTest, ReadReturnsEmptyAtTheDeadline) {
 }
 
 TEST_F(ReplicationStreamTest, AnswersKeepalivesSoWalSenderTimeoutNeverFires) {
-  ASSERT_OK(session_->Exec("ALTER SYSTEM SET wal_sender_timeout = '1s'").status());
+  ASSERT_OK(session_->Exec("ALTER SYSTEM SET wal_sender_timeout = '2s'").status());
   ASSERT_OK(session_->Exec("SELECT pg_reload_conf()").status());
   auto stream = StartStream();
   // Read only, never send status ourselves, for 4x the timeout: the server asks
   // for replies at half the timeout, and the stream must answer them.
   int replies_requested = 0;
-  absl::Time until = absl::Now() + absl::Seconds(4);
+  absl::Time until = absl::Now() + absl::Seconds(8);
   while (absl::Now() < until) {
     auto m = stream->Read(until);
     ASSERT_TRUE(m.ok()) << m.status();
