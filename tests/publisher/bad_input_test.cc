@@ -3,6 +3,7 @@
 // unpublished row.
 #include <signal.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -38,11 +39,7 @@ class BadInputTest : public PublisherTest {
     std::string log = p->Log();
     EXPECT_EQ(exit, code) << log;
     EXPECT_THAT(log, HasSubstr(message));
-    int errors = 0;
-    for (absl::string_view line : absl::StrSplit(log, '\n')) {
-      errors += absl::StrContains(line, "\"level\":\"error\"");
-    }
-    EXPECT_EQ(errors, 1) << log;
+    EXPECT_EQ(ErrorLines(log), 1) << log;
     return log;
   }
 
@@ -56,6 +53,32 @@ class BadInputTest : public PublisherTest {
         sql_->Exec("SELECT pg_create_logical_replication_slot('outbox_publisher', "
                    "'pgoutput')")
             .ok());
+  }
+
+  // Runs the publisher (with `args`) until it has confirmed everything, applies
+  // `change`, then commits `row`: the publisher must stop with exit 1 and one error
+  // line containing `message`, and nothing may be confirmed past the row.
+  void ExpectRuntimeStop(std::vector<std::string> args,
+                         const std::function<void()>& change, const std::string& row,
+                         const std::string& message) {
+    publisher_ = StartPublisher(std::move(args));
+    ASSERT_TRUE(WaitFor([&] { return Confirmed() >= WalInsert(); }, absl::Seconds(30)));
+    change();
+    Lsn before = WalInsert();
+    ASSERT_TRUE(sql_->Exec(row).ok());
+    EXPECT_EQ(publisher_->Wait(absl::Seconds(90)), 1) << publisher_->Log();
+    std::string log = publisher_->Log();
+    EXPECT_THAT(log, HasSubstr(message));
+    EXPECT_EQ(ErrorLines(log), 1) << log;
+    EXPECT_LE(Confirmed(), before) << "confirmed past the row that was not published";
+  }
+
+  static int ErrorLines(const std::string& log) {
+    int errors = 0;
+    for (absl::string_view line : absl::StrSplit(log, '\n')) {
+      errors += absl::StrContains(line, "\"level\":\"error\"");
+    }
+    return errors;
   }
 
   bool SlotExists() {
@@ -166,34 +189,20 @@ TEST_F(BadInputTest, OversizedMessageGoesToTheDeadLetterTopicWithoutItsValue) {
   EXPECT_TRUE(letter.value.empty());
 }
 
+constexpr char kRow[] =
+    "INSERT INTO outbox (aggregate_type, aggregate_id, event_type, payload) "
+    "VALUES ('order', 'o-2', 'E', '{}')";
+
 TEST_F(BadInputTest, RejectedMessageHaltsWithoutConfirmingIt) {
-  ASSERT_TRUE(
-      sql_->Exec("INSERT INTO outbox (aggregate_type, aggregate_id, event_type, payload) "
-                 "VALUES ('order', 'o-1', 'Ok', '{}')")
-          .ok());
-  publisher_ = StartPublisher({"--table", "outbox"});
-  Lsn ok_end = WalInsert();
-  ASSERT_TRUE(WaitFor([&] { return Confirmed() >= ok_end; }, absl::Seconds(60)));
-  // The broker refuses the next produce requests: not authorized for the topic.
-  std::string errors = "errors Produce";
-  for (int i = 0; i < 20; ++i) errors += " TOPIC_AUTHORIZATION_FAILED";
-  ASSERT_EQ(mock_->Command(errors), "ok");
-  Lsn before = WalInsert();
-  ASSERT_TRUE(
-      sql_->Exec("INSERT INTO outbox (aggregate_type, aggregate_id, event_type, payload) "
-                 "VALUES ('order', 'o-2', 'Refused', '{}')")
-          .ok());
-  std::optional<int> exit = publisher_->Wait(absl::Seconds(60));
-  std::string log = publisher_->Log();
-  EXPECT_EQ(exit, 1) << log;
-  EXPECT_THAT(log, HasSubstr("TOPIC_AUTHORIZATION_FAILED"));
-  int error_lines = 0;
-  for (absl::string_view line : absl::StrSplit(log, '\n')) {
-    error_lines += absl::StrContains(line, "\"level\":\"error\"") &&
-                   !absl::StrContains(line, "\"component\":\"librdkafka\"");
-  }
-  EXPECT_EQ(error_lines, 1) << log;
-  EXPECT_LE(Confirmed(), before) << "confirmed past the refused row";
+  ExpectRuntimeStop(
+      {"--table", "outbox"},
+      [&] {
+        // The broker refuses the next produce requests: not authorized for the topic.
+        std::string errors = "errors Produce";
+        for (int i = 0; i < 20; ++i) errors += " TOPIC_AUTHORIZATION_FAILED";
+        ASSERT_EQ(mock_->Command(errors), "ok");
+      },
+      kRow, "TOPIC_AUTHORIZATION_FAILED");
 }
 
 TEST_F(BadInputTest, MissingTopicHaltsWithoutConfirmingIt) {
@@ -201,47 +210,27 @@ TEST_F(BadInputTest, MissingTopicHaltsWithoutConfirmingIt) {
   // created.
   ASSERT_EQ(mock_->Command("topic-error outbox.event.nowhere UNKNOWN_TOPIC_OR_PART"),
             "ok");
-  publisher_ = StartPublisher(
-      {"--table", "outbox", "-X", "topic.metadata.propagation.max.ms=1000"});
-  ASSERT_TRUE(WaitFor([&] { return Confirmed() >= WalInsert(); }, absl::Seconds(30)));
-  Lsn before = WalInsert();
-  ASSERT_TRUE(
-      sql_->Exec("INSERT INTO outbox (aggregate_type, aggregate_id, event_type, payload) "
-                 "VALUES ('nowhere', 'n-1', 'E', '{}')")
-          .ok());
-  std::optional<int> exit = publisher_->Wait(absl::Seconds(90));
-  EXPECT_EQ(exit, 1) << publisher_->Log();
-  EXPECT_THAT(publisher_->Log(), HasSubstr("UNKNOWN_TOPIC"));
-  EXPECT_LE(Confirmed(), before);
+  ExpectRuntimeStop(
+      {"--table", "outbox", "-X", "topic.metadata.propagation.max.ms=1000"}, [] {},
+      "INSERT INTO outbox (aggregate_type, aggregate_id, event_type, payload) "
+      "VALUES ('nowhere', 'n-1', 'E', '{}')",
+      "UNKNOWN_TOPIC");
 }
 
 TEST_F(BadInputTest, DroppedPublicationMidStreamStopsWithoutConfirmingNewRows) {
-  publisher_ = StartPublisher({"--table", "outbox"});
-  ASSERT_TRUE(WaitFor([&] { return Confirmed() >= WalInsert(); }, absl::Seconds(30)));
-  ASSERT_TRUE(sql_->Exec("DROP PUBLICATION outbox_publisher").ok());
-  Lsn before = WalInsert();
-  ASSERT_TRUE(
-      sql_->Exec("INSERT INTO outbox (aggregate_type, aggregate_id, event_type, payload) "
-                 "VALUES ('order', 'o-1', 'E', '{}')")
-          .ok());
-  EXPECT_EQ(publisher_->Wait(absl::Seconds(60)), 1) << publisher_->Log();
-  EXPECT_THAT(publisher_->Log(),
-              HasSubstr("publication \\\"outbox_publisher\\\" does not exist"));
-  EXPECT_LE(Confirmed(), before);
+  ExpectRuntimeStop(
+      {"--table", "outbox"},
+      [&] { ASSERT_TRUE(sql_->Exec("DROP PUBLICATION outbox_publisher").ok()); }, kRow,
+      "publication \\\"outbox_publisher\\\" does not exist");
 }
 
 TEST_F(BadInputTest, AlteredOutboxTableMidStreamStopsAtTheFirstRowItCannotMap) {
-  publisher_ = StartPublisher({"--table", "outbox"});
-  ASSERT_TRUE(WaitFor([&] { return Confirmed() >= WalInsert(); }, absl::Seconds(30)));
-  ASSERT_TRUE(sql_->Exec("ALTER TABLE outbox DROP COLUMN event_type").ok());
-  Lsn before = WalInsert();
-  ASSERT_TRUE(sql_->Exec("INSERT INTO outbox (aggregate_type, aggregate_id, payload) "
-                         "VALUES ('order', 'o-1', '{}')")
-                  .ok());
-  EXPECT_EQ(publisher_->Wait(absl::Seconds(60)), 1) << publisher_->Log();
-  EXPECT_THAT(publisher_->Log(),
-              HasSubstr("has no column \\\"event_type\\\" (--type-column)"));
-  EXPECT_LE(Confirmed(), before);
+  ExpectRuntimeStop(
+      {"--table", "outbox"},
+      [&] { ASSERT_TRUE(sql_->Exec("ALTER TABLE outbox DROP COLUMN event_type").ok()); },
+      "INSERT INTO outbox (aggregate_type, aggregate_id, payload) VALUES ('order', "
+      "'o-1', '{}')",
+      "has no column \\\"event_type\\\" (--type-column)");
 }
 
 TEST_F(BadInputTest, SlotWhoseWalWasRemovedExitsTwo) {
