@@ -280,40 +280,25 @@ absl::StatusOr<PgOutputMessage> DecodeBody(char tag, ByteReader& in,
   return absl::InternalError("unreachable");
 }
 
+struct TagInfo {
+  char tag;
+  const char* name;
+};
+
+// Every message's tag and name, in PgOutputMessage's alternative order.
+constexpr TagInfo kTags[] = {
+    {'B', "Begin"},        {'C', "Commit"},     {'O', "Origin"},      {'R', "Relation"},
+    {'Y', "Type"},         {'I', "Insert"},     {'U', "Update"},      {'D', "Delete"},
+    {'T', "Truncate"},     {'M', "Message"},    {'S', "StreamStart"}, {'E', "StreamStop"},
+    {'c', "StreamCommit"}, {'A', "StreamAbort"}};
+static_assert(std::size(kTags) == std::variant_size_v<PgOutputMessage>);
+
 // Name of a known tag, or nullptr.
 const char* TagName(char tag) {
-  switch (tag) {
-    case 'B':
-      return "Begin";
-    case 'C':
-      return "Commit";
-    case 'O':
-      return "Origin";
-    case 'R':
-      return "Relation";
-    case 'Y':
-      return "Type";
-    case 'I':
-      return "Insert";
-    case 'U':
-      return "Update";
-    case 'D':
-      return "Delete";
-    case 'T':
-      return "Truncate";
-    case 'M':
-      return "Message";
-    case 'S':
-      return "StreamStart";
-    case 'E':
-      return "StreamStop";
-    case 'c':
-      return "StreamCommit";
-    case 'A':
-      return "StreamAbort";
-    default:
-      return nullptr;
+  for (const TagInfo& t : kTags) {
+    if (t.tag == tag) return t.name;
   }
+  return nullptr;
 }
 
 // Protocol version 3 (two-phase commit) tags, which this decoder does not speak.
@@ -350,12 +335,7 @@ absl::StatusOr<PgOutputMessage> Decode(absl::string_view bytes,
 }
 
 absl::string_view MessageName(const PgOutputMessage& message) {
-  static constexpr absl::string_view kNames[] = {
-      "Begin",       "Commit",     "Origin",       "Relation",   "Type",
-      "Insert",      "Update",     "Delete",       "Truncate",   "Message",
-      "StreamStart", "StreamStop", "StreamCommit", "StreamAbort"};
-  static_assert(std::size(kNames) == std::variant_size_v<PgOutputMessage>);
-  return kNames[message.index()];
+  return kTags[message.index()].name;
 }
 
 absl::StatusOr<PgOutputMessage> StreamDecoder::Decode(absl::string_view bytes) {

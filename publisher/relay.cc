@@ -139,7 +139,6 @@ absl::Status Relay::OnInsert(const cdc::XLogData& frame,
   if (!record.ok()) {
     // The row cannot become an envelope: its raw columns are what a dead letter holds.
     OutboxRecord raw;
-    raw.key = "";
     raw.value = it->second.RowAsJson(insert.new_tuple);
     raw.timestamp_ms = absl::ToUnixMillis(transaction_.commit_time);
     raw.headers = {{"content_type", "application/json"}};
@@ -175,10 +174,7 @@ void Relay::Produce(const OutboxRecord& record, const MessageToken& token,
       return;
     }
     if (dead_letter) {
-      ++stats_.errors;
-      fatal_ = absl::Status(
-          s.code(), absl::StrCat("the dead-letter topic ", options_.dead_letter_topic,
-                                 " rejected row ", record.id, " too: ", s.message()));
+      DeadLetterRejected(record.id, s);
       return;
     }
     HandlePermanent(token, record, s, "produce");
@@ -221,6 +217,16 @@ void Relay::HandlePermanent(const MessageToken& token, const OutboxRecord& recor
   Produce(letter, token, true);
 }
 
+void Relay::DeadLetterRejected(const std::string& id, const absl::Status& why) {
+  ++stats_.errors;
+  fatal_ = absl::Status(
+      why.code(),
+      absl::StrCat("the dead-letter topic ", options_.dead_letter_topic, " rejected row ",
+                   id, " too: ", why.message(),
+                   "; halted with nothing after it confirmed: fix the dead-letter topic "
+                   "(it must exist and accept writes) and restart"));
+}
+
 void Relay::OnDelivery(Delivery d) {
   if (d.status.ok()) {
     tracker_.Acknowledge(d.token);
@@ -238,14 +244,7 @@ void Relay::OnDelivery(Delivery d) {
     return;
   }
   if (d.dead_letter) {
-    ++stats_.errors;
-    fatal_ = absl::Status(
-        d.status.code(),
-        absl::StrCat(
-            "the dead-letter topic ", options_.dead_letter_topic, " rejected row ",
-            d.record.id, " too: ", d.status.message(),
-            "; halted with nothing after it confirmed: fix the dead-letter topic "
-            "(it must exist and accept writes) and restart"));
+    DeadLetterRejected(d.record.id, d.status);
     return;
   }
   HandlePermanent(d.token, d.record, d.status, "delivery");

@@ -109,6 +109,8 @@ class Relay {
   void Produce(const OutboxRecord& record, const MessageToken& token, bool dead_letter);
   void HandlePermanent(const MessageToken& token, const OutboxRecord& record,
                        const absl::Status& why, absl::string_view stage);
+  // A dead letter was refused too: halt, confirming nothing past the row.
+  void DeadLetterRejected(const std::string& id, const absl::Status& why);
   void OnDelivery(Delivery delivery);
   void PollSink(absl::Duration timeout);
   bool InFlightFull() const;
