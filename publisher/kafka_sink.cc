@@ -85,6 +85,18 @@ absl::Status KafkaErrorStatus(int code, absl::string_view what) {
   }
 }
 
+absl::Status DeliveryReportStatus(int code, int64_t offset, int msg_status,
+                                  absl::string_view topic, int32_t partition) {
+  std::string where = absl::StrCat("delivery to ", topic, " [", partition, "]");
+  absl::Status status = KafkaErrorStatus(code, where);
+  if (!status.ok()) return status;
+  if (offset >= 0 && msg_status == RD_KAFKA_MSG_STATUS_PERSISTED) return status;
+  return absl::UnavailableError(absl::StrCat(
+      where, " reported success without proof of storage (offset ", offset,
+      msg_status == RD_KAFKA_MSG_STATUS_PERSISTED ? ", persisted" : ", not persisted",
+      "): acknowledged implicitly by librdkafka, so the broker may not have stored it"));
+}
+
 absl::StatusOr<std::unique_ptr<KafkaSink>> KafkaSink::Create(const Config& config,
                                                              Logger& logger) {
   std::unique_ptr<KafkaSink> sink(new KafkaSink(logger));
@@ -177,8 +189,8 @@ void KafkaSink::OnDeliveryReport(rd_kafka_t*, const rd_kafka_message_t* m, void*
   Delivery d;
   d.token = in_flight->token;
   d.dead_letter = in_flight->dead_letter;
-  d.status =
-      KafkaErrorStatus(m->err, absl::StrCat("delivery to ", rd_kafka_topic_name(m->rkt)));
+  d.status = DeliveryReportStatus(m->err, m->offset, rd_kafka_message_status(m),
+                                  rd_kafka_topic_name(m->rkt), m->partition);
   if (!d.status.ok()) {
     // Keep what a dead letter needs: the original record.
     d.record.topic = rd_kafka_topic_name(m->rkt);

@@ -28,6 +28,18 @@ std::vector<std::pair<std::string, std::string>> DefaultProducerProperties(
 // Maps a librdkafka error code to the Status classes of Delivery.
 absl::Status KafkaErrorStatus(int rd_kafka_resp_err, absl::string_view what);
 
+// What one delivery report proves. A report is proof of storage only when it has
+// no error, an offset (>= 0) and the status RD_KAFKA_MSG_STATUS_PERSISTED.
+// librdkafka also reports success for messages it acknowledged implicitly: when
+// a later Produce request of the partition succeeds past an earlier one that
+// failed, rd_kafka_dr_implicit_ack() reports the earlier messages delivered with
+// offset -1001 (RD_KAFKA_OFFSET_INVALID), though no broker said it stored them
+// (docs/implicit-ack.md). Such a report, and one that is only "possibly
+// persisted", is kUnavailable: maybe stored, so the caller must not count it.
+absl::Status DeliveryReportStatus(int rd_kafka_resp_err, int64_t offset,
+                                  int rd_kafka_msg_status, absl::string_view topic,
+                                  int32_t partition);
+
 class KafkaSink : public Sink {
  public:
   // Creates the producer. kInvalidArgument for a bad -X property. `logger` must

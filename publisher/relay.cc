@@ -233,10 +233,18 @@ void Relay::OnDelivery(Delivery d) {
     ++(d.dead_letter ? stats_.dead_lettered : stats_.acknowledged);
     return;
   }
+  // The run is already ending; this row stays unconfirmed like every other.
+  if (!fatal_.ok()) return;
   if (absl::IsUnavailable(d.status)) {
-    log_.Warn("delivery failed transiently; producing again",
-              {{"id", d.record.id}, {"error", std::string(d.status.message())}});
-    Produce(d.record, d.token, d.dead_letter);
+    // Failed transiently, or reported stored without proof (an implicit ack).
+    // Producing it again would put it behind newer messages of its partition, and
+    // the partition may already hold a gap where it belongs. So the producer
+    // session ends: the supervisor recreates the producer and rewinds to the slot,
+    // which sends this row and everything after it again, in commit order.
+    ++stats_.rewinds;
+    fatal_ = absl::AbortedError(absl::StrCat(
+        "row ", d.record.id.empty() ? "?" : d.record.id, ": ", d.status.message(),
+        "; ending the producer session to rewind to the slot"));
     return;
   }
   if (absl::IsAborted(d.status)) {
@@ -300,6 +308,7 @@ void Relay::MaybeLogStats(bool force) {
               oldest ? absl::ToInt64Milliseconds(now - *oldest) : int64_t{0}},
              {"transactions", stats_.transactions},
              {"paused", paused_},
+             {"rewinds", stats_.rewinds},
              {"errors", stats_.errors}});
 }
 

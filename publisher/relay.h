@@ -64,6 +64,7 @@ struct RelayStats {
   uint64_t dead_lettered = 0;  // Dead letters acknowledged.
   uint64_t errors = 0;         // Permanent failures (mapping or delivery).
   uint64_t transactions = 0;   // Commits received.
+  uint64_t rewinds = 0;        // Producer sessions ended by an unproven delivery.
   cdc::Lsn confirmed;          // Last flush LSN sent to the server.
   cdc::Lsn server_wal_end;     // Highest WAL end the server reported.
 };
@@ -84,7 +85,9 @@ class Relay {
   // kDeadlineExceeded if some messages stayed unacknowledged. Otherwise returns
   // the first error, having confirmed only what is safe:
   //   kUnavailable          the stream broke (reconnect and run again)
-  //   kAborted              the producer failed fatally (recreate it, run again)
+  //   kAborted              the producer session must end: it failed fatally, or
+  //                         a delivery failed transiently or was reported without
+  //                         proof of storage (recreate it, run again: a rewind)
   //   anything else         a halting permanent failure or a broken outbox table
   [[nodiscard]] absl::Status Run(cdc::WalStream& stream, Sink& sink,
                                  const std::atomic<bool>& stop);

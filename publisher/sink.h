@@ -19,7 +19,9 @@ namespace publisher {
 //   kPermissionDenied,  missing or not authorized): retrying will not help
 //   kNotFound
 //   kAborted            the producer itself failed (idempotence state lost)
-//   kUnavailable        transient: producing it again may succeed
+//   kUnavailable        transient, or reported stored without proof (no offset):
+//                       maybe stored. Never produce it again in the same session
+//                       (it would land behind newer messages); rewind instead
 struct Delivery {
   MessageToken token;
   absl::Status status;

@@ -55,9 +55,9 @@ SupervisorResult Supervisor::Run(const std::atomic<bool>& stop) {
     session->stream.reset();
     if (s.ok()) return {s, true};
     if (absl::IsAborted(s)) {
-      log_.Error(
-          "the Kafka producer failed fatally; recreating it and rewinding to the slot "
-          "(rows since the last confirmation will be published again)",
+      log_.Warn(
+          "ending the Kafka producer session; recreating the producer and rewinding "
+          "to the slot (rows since the last confirmation will be published again)",
           {{"reason", std::string(s.message())}});
       sink->reset();  // Destroy the old producer first: its queue must not outlive it.
       sink = sinks_.Create(false);

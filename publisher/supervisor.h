@@ -4,7 +4,8 @@
 //     reconnect with capped exponential backoff and jitter, resume from the slot;
 //   - another connection holds the slot ("is active for PID"): wait and retry, so
 //     two publishers on one slot form a hot-standby pair;
-//   - the producer failed fatally: recreate it and rewind to the slot (the new
+//   - the producer session must end (it failed fatally, or a delivery failed or
+//     was not proven stored): recreate it and rewind to the slot (the new
 //     session re-reads everything unconfirmed: duplicates, never loss);
 //   - anything else (a halting permanent failure, a broken outbox table, a
 //     dropped publication): stop with that error.

@@ -263,6 +263,63 @@ TEST_F(RelayTest, HaltOnPermanentFailureConfirmsOnlyWhatCameBefore) {
   EXPECT_EQ(stats_.errors, 1u);
 }
 
+// A transient failure, or a success without proof of storage (librdkafka's
+// implicit ack: DeliveryReportStatus), must neither be produced again behind newer
+// messages nor let a later acknowledgement confirm past it: the producer session
+// ends (kAborted) so the supervisor rewinds to the slot.
+TEST_F(RelayTest, UnprovenDeliveryEndsTheProducerSessionWithoutConfirmingPastIt) {
+  std::vector<Lsn> sent;
+  stream_.on_status = [&](Lsn flush) { sent.push_back(flush); };
+  stream_.Message(Begin(1, 0x100));
+  stream_.Message(OutboxRelation());
+  stream_.Message(Insert("first"));
+  stream_.Message(Commit(0x100, 0x110));
+  stream_.Message(Begin(2, 0x200));
+  stream_.Message(Insert("maybe-stored"));
+  stream_.Message(Commit(0x200, 0x210));
+  stream_.Message(Begin(3, 0x300));
+  stream_.Message(Insert("later"));
+  stream_.Message(Commit(0x300, 0x310));
+  stream_.Action([&] {
+    sink_.Ack(0);
+    sink_.Ack(2);  // The later batch of the partition succeeded.
+    sink_.Fail(1, absl::UnavailableError("reported success without proof of storage"));
+  });
+  stream_.Message(Keepalive(0x400));
+  stream_.Message(Keepalive(0x400));
+  absl::Status s = Run();
+  EXPECT_EQ(s.code(), absl::StatusCode::kAborted) << s;
+  EXPECT_THAT(s.message(), HasSubstr("maybe-stored"));
+  EXPECT_THAT(s.message(), HasSubstr("rewind"));
+  EXPECT_EQ(stream_.max_flush(), Lsn(0x110));
+  for (Lsn l : sent) EXPECT_LT(l, Lsn(0x210)) << "confirmed past the unproven row";
+  EXPECT_THAT(ProducedIds(), ElementsAre("first", "maybe-stored", "later"))
+      << "the failed row was produced again in the same session";
+  EXPECT_TRUE(stream_.stopped());
+  EXPECT_EQ(stats_.rewinds, 1u);
+}
+
+TEST_F(RelayTest, TransientDeliveryFailureOfADeadLetterAlsoRewinds) {
+  options_.on_error = OnError::kDeadLetter;
+  options_.dead_letter_topic = "dlq";
+  stream_.Message(Begin(1, 0x100));
+  stream_.Message(OutboxRelation());
+  stream_.Message(Insert("bad"));
+  stream_.Message(Commit(0x100, 0x110));
+  stream_.Action([&] { sink_.Fail(0, absl::PermissionDeniedError("DENIED")); });
+  stream_.Message(Keepalive(0x100));
+  stream_.Action([&] {
+    ASSERT_EQ(sink_.produced().size(), 2u);
+    sink_.Fail(1, absl::UnavailableError("REQUEST_TIMED_OUT"));
+  });
+  stream_.Message(Keepalive(0x200));
+  stream_.Message(Keepalive(0x200));
+  absl::Status s = Run();
+  EXPECT_EQ(s.code(), absl::StatusCode::kAborted) << s;
+  EXPECT_EQ(stream_.max_flush(), Lsn());
+  EXPECT_EQ(sink_.produced().size(), 2u);
+}
+
 TEST_F(RelayTest, DeadLetterCarriesTheErrorAndReleasesTheLsnOnlyWhenAcknowledged) {
   options_.on_error = OnError::kDeadLetter;
   options_.dead_letter_topic = "dlq";

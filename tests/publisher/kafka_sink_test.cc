@@ -1,0 +1,63 @@
+// KafkaSink's pure parts: how librdkafka's error codes and delivery reports map to
+// the Delivery status classes. What a report proves decides what may be confirmed.
+#include "publisher/kafka_sink.h"
+
+#include <librdkafka/rdkafka.h>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace publisher {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(DeliveryReportStatusTest, StoredOnlyWithAnOffsetAndPersistedStatus) {
+  EXPECT_TRUE(DeliveryReportStatus(RD_KAFKA_RESP_ERR_NO_ERROR, 0,
+                                   RD_KAFKA_MSG_STATUS_PERSISTED, "t", 3)
+                  .ok());
+  EXPECT_TRUE(DeliveryReportStatus(RD_KAFKA_RESP_ERR_NO_ERROR, 123456,
+                                   RD_KAFKA_MSG_STATUS_PERSISTED, "t", 3)
+                  .ok());
+}
+
+// rd_kafka_dr_implicit_ack(): success, status PERSISTED, but offset -1001.
+TEST(DeliveryReportStatusTest, ImplicitAckWithoutAnOffsetIsNotProof) {
+  absl::Status s = DeliveryReportStatus(RD_KAFKA_RESP_ERR_NO_ERROR, RD_KAFKA_OFFSET_INVALID,
+                                        RD_KAFKA_MSG_STATUS_PERSISTED, "orders", 7);
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(s.message(), HasSubstr("orders [7]"));
+  EXPECT_THAT(s.message(), HasSubstr("offset -1001"));
+  EXPECT_THAT(s.message(), HasSubstr("without proof of storage"));
+}
+
+TEST(DeliveryReportStatusTest, PossiblyOrNotPersistedIsNotProof) {
+  for (int status : {RD_KAFKA_MSG_STATUS_POSSIBLY_PERSISTED,
+                     RD_KAFKA_MSG_STATUS_NOT_PERSISTED}) {
+    EXPECT_EQ(DeliveryReportStatus(RD_KAFKA_RESP_ERR_NO_ERROR, 42, status, "t", 0).code(),
+              absl::StatusCode::kUnavailable)
+        << status;
+  }
+}
+
+TEST(DeliveryReportStatusTest, ErrorsKeepTheirClass) {
+  EXPECT_EQ(DeliveryReportStatus(RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE, -1,
+                                 RD_KAFKA_MSG_STATUS_NOT_PERSISTED, "t", 0)
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(DeliveryReportStatus(RD_KAFKA_RESP_ERR__FATAL, -1,
+                                 RD_KAFKA_MSG_STATUS_NOT_PERSISTED, "t", 0)
+                .code(),
+            absl::StatusCode::kAborted);
+  EXPECT_EQ(DeliveryReportStatus(RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT, -1,
+                                 RD_KAFKA_MSG_STATUS_POSSIBLY_PERSISTED, "t", 0)
+                .code(),
+            absl::StatusCode::kUnavailable);
+  EXPECT_EQ(DeliveryReportStatus(RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART, -1,
+                                 RD_KAFKA_MSG_STATUS_NOT_PERSISTED, "t", 0)
+                .code(),
+            absl::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace publisher
