@@ -223,6 +223,58 @@ TEST_F(PublisherTest, StopAndRestartMidStreamLosesNothing) {
   EXPECT_EQ(value_by_id.size(), rows.size());
 }
 
+// docs/implicit-ack.md: with several requests of a partition in flight, injected
+// Produce errors make librdkafka report messages delivered that mock-kafka never
+// stored. The publisher must not count those: it rewinds to the slot, so once the
+// slot is confirmed to the end every row is in the broker, and a kill -9 (no
+// PostgreSQL restart to set the slot back and hide an early confirmation) loses
+// nothing.
+TEST_F(PublisherTest, ImplicitAckRewindsAndNothingConfirmedIsLost) {
+  publisher_ = StartPublisher({"-X", "max.in.flight.requests.per.connection=5", "-X",
+                               "batch.num.messages=4", "-X", "linger.ms=0", "-X",
+                               "retry.backoff.ms=10"});
+  auto consumer = StartConsumer();
+  std::atomic<bool> writing{true};
+  std::thread writer([&] {
+    auto session = ValueOrDie(cluster_->Connect());
+    for (int t = 0; writing && t < 20000; ++t) {
+      ASSERT_TRUE(session
+                      ->Exec(absl::StrCat("INSERT INTO outbox (aggregate_type, "
+                                          "aggregate_id, event_type, payload) SELECT "
+                                          "'order', 'o-' || (j % 4), 'E', "
+                                          "jsonb_build_object('t', ",
+                                          t, ") FROM generate_series(1, 1 + ", t % 3,
+                                          ") j"))
+                      .ok());
+    }
+  });
+  const std::string kUnproven = "without proof of storage";
+  for (int burst = 0; burst < 400 && !absl::StrContains(publisher_->Log(), kUnproven);
+       ++burst) {
+    ASSERT_EQ(mock_->Command("errors Produce NOT_LEADER_FOR_PARTITION "
+                             "NOT_LEADER_FOR_PARTITION REQUEST_TIMED_OUT"),
+              "ok");
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  writing = false;
+  writer.join();
+  Lsn end = WalInsert();
+  ASSERT_TRUE(WaitFor([&] { return Confirmed() >= end; }, absl::Seconds(120)))
+      << "the slot never caught up";
+  publisher_->Signal(SIGKILL);
+  publisher_->Wait(absl::Seconds(30));
+
+  auto rows = ValueOrDie(sql_->Exec("SELECT id::text FROM outbox"));
+  std::set<std::string> ids = DistinctIds(*consumer, rows.size());
+  size_t lost = 0;
+  for (const auto& row : rows) lost += !ids.count(*row[0]);
+  EXPECT_EQ(lost, 0u) << "of " << rows.size()
+                      << " rows confirmed in the slot, these never reached the broker";
+  EXPECT_THAT(publisher_->Log(), HasSubstr(kUnproven))
+      << "no implicit ack happened: the test did not exercise the rewind";
+  EXPECT_THAT(publisher_->Log(), HasSubstr("rewinding to the slot"));
+}
+
 TEST_F(PublisherTest, SurvivesPostgresRestartAndTerminatedWalsender) {
   publisher_ = StartPublisher();
   auto consumer = StartConsumer();
