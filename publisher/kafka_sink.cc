@@ -42,6 +42,14 @@ std::vector<std::pair<std::string, std::string>> DefaultProducerProperties(
       // Idempotence: retries never duplicate or reorder within a producer session.
       {"enable.idempotence", "true"},
       {"acks", "all"},
+      // One Produce request in flight per broker connection. With more, a failed
+      // request followed by a successful one for the same partition can leave a gap
+      // in the log wherever the broker does not check sequence numbers (a broker
+      // holding no state for this producer; mock-kafka always): the failed batch is
+      // then stored after newer messages of its keys, or implicitly acknowledged
+      // without being stored (docs/implicit-ack.md). Costs nothing measurable on a
+      // local network; -X max.in.flight.requests.per.connection=5 for high latency.
+      {"max.in.flight.requests.per.connection", "1"},
       // 0 = never expire a queued message: an outage delays, it does not lose.
       {"message.timeout.ms", "0"},
       {"linger.ms", "5"},

@@ -14,6 +14,10 @@
 //   clear-errors API                     drop queued request errors of API
 //   topic-error NAME ERR                 metadata requests for topic NAME fail with
 //                                        ERR (e.g. UNKNOWN_TOPIC_OR_PART: "missing")
+//   leader NAME PARTITION ID|-1          move the partition's leader to broker ID
+//                                        (-1: no leader), as a real cluster does in
+//                                        a leader election; the old leader answers
+//                                        NOT_LEADER_FOR_PARTITION from then on
 //   quit                                 exit
 //
 // It exits on "quit", at end of stdin (so it dies with the process that started it)
@@ -104,8 +108,9 @@ class MockKafka {
     if (cmd == "errors") return Errors(args);
     if (cmd == "clear-errors") return ClearErrors(args);
     if (cmd == "topic-error") return TopicError(args);
+    if (cmd == "leader") return Leader(args);
     return "unknown command \"" + cmd +
-           "\" (topic, down, up, rtt, errors, clear-errors, topic-error, quit)";
+           "\" (topic, down, up, rtt, errors, clear-errors, topic-error, leader, quit)";
   }
 
  private:
@@ -190,6 +195,16 @@ class MockKafka {
     if (!err) return "unknown error \"" + args[2] + "\"";
     rd_kafka_mock_topic_set_error(cluster_, args[1].c_str(), *err);
     return "";
+  }
+
+  std::string Leader(const std::vector<std::string>& args) {
+    if (args.size() != 4) return "usage: leader NAME PARTITION ID|-1";
+    auto partition = ParseInt(args[2]);
+    auto id = ParseInt(args[3]);
+    if (!partition || *partition < 0) return "PARTITION must be a non-negative number";
+    if (!id || *id == 0 || *id < -1 || *id > brokers_) return "no broker \"" + args[3] + "\"";
+    return FromErr(
+        rd_kafka_mock_partition_set_leader(cluster_, args[1].c_str(), *partition, *id));
   }
 
   rd_kafka_mock_cluster_t* cluster_;

@@ -39,6 +39,15 @@ kcat -b "$bootstrap" -L -t events -m 10 >/dev/null || fail "metadata after up"
 [ "$(send rtt 1 50)" = ok ] || fail "rtt"
 [ "$(send rtt all 0)" = ok ] || fail "rtt all"
 
+# A leader move: the metadata names the new leader, and the partition keeps working.
+[ "$(send leader events 3 2)" = ok ] || fail "leader move"
+kcat -b "$bootstrap" -L -t events -m 10 | grep -q 'partition 3, leader 2,' ||
+  fail "metadata does not show broker 2 leading partition 3"
+printf 'k3:v3\n' | kcat -b "$bootstrap" -P -t events -K: -p 3 -m 10
+got=$(kcat -b "$bootstrap" -C -t events -p 3 -o beginning -c 3 -e -f '%k=%s\n' -m 10)
+[ "$got" = $'k1=v1\nk2=v2\nk3=v3' ] || fail "consumed after the leader move: $got"
+[[ $(send leader events 3 7) == error:* ]] || fail "leader on an unknown broker accepted"
+
 [ "$(send topic-error missing UNKNOWN_TOPIC_OR_PART)" = ok ] || fail "topic-error"
 if kcat -b "$bootstrap" -L -t missing -m 5 2>&1 | grep -q 'partition 0'; then
   fail "topic-error did not hide the topic"

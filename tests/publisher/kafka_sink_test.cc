@@ -59,5 +59,17 @@ TEST(DeliveryReportStatusTest, ErrorsKeepTheirClass) {
             absl::StatusCode::kNotFound);
 }
 
+TEST(DefaultProducerPropertiesTest, IdempotentAllAcksOneRequestInFlightNoTimeout) {
+  Config config;
+  config.brokers = "b:9092";
+  auto p = DefaultProducerProperties(config);
+  using KV = std::pair<std::string, std::string>;
+  EXPECT_THAT(p, ::testing::Contains(KV{"bootstrap.servers", "b:9092"}));
+  EXPECT_THAT(p, ::testing::Contains(KV{"enable.idempotence", "true"}));
+  EXPECT_THAT(p, ::testing::Contains(KV{"acks", "all"}));
+  EXPECT_THAT(p, ::testing::Contains(KV{"message.timeout.ms", "0"}));
+  EXPECT_THAT(p, ::testing::Contains(KV{"max.in.flight.requests.per.connection", "1"}));
+}
+
 }  // namespace
 }  // namespace publisher
