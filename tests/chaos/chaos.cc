@@ -1,30 +1,45 @@
 // outbox-chaos: a Jepsen-style fault-injection run of outbox-publisher.
 //
 //   outbox-chaos [--rows N] [--faults F] [--seed S] [--max-tx-rows R] [--aggregates A]
+//                [--schedule full|no-pg-restart] [--in-flight-requests K]
 //
 // A writer commits outbox rows continuously (transactions of 1..R rows across A
 // aggregates, each row numbered within its aggregate in commit order) while a
 // fault injector, at random moments, kills and restarts the publisher (kill -9 and
-// SIGTERM), takes the broker down and up, injects broker request errors and delay,
-// restarts PostgreSQL, terminates the walsender, and starts a second publisher on
-// the same slot (which must take over when the first dies). A verifier consumes
-// concurrently. At the end it checks, against the table (the history of what was
-// committed):
+// SIGTERM), takes the 3-broker mock cluster down and up, injects Produce errors,
+// moves partition leaders, delays the brokers, restarts PostgreSQL, terminates the
+// walsender, and starts a second publisher on the same slot (which must take over
+// when the first dies).
+//
+// Schedules: `full` uses every fault kind. `no-pg-restart` never restarts
+// PostgreSQL (a restart sets a PostgreSQL 15 slot back to its last saved position,
+// which re-sends rows and hides a confirmation that ran ahead of the broker) and
+// follows every other fault with a kill -9, so any early confirmation becomes a loss.
+//
+// A verifier consumes concurrently, and a sampler records the slot's
+// confirmed_flush_lsn against the partitions' high watermarks (audit.h). At the end
+// it checks, against the table (the history of what was committed):
 //   - every committed id was delivered (zero loss);
-//   - per aggregate, the first delivery of each id follows commit order;
-// and reports duplicates, faults survived and the longest commit-to-delivery time.
-// Exit status 0 only when nothing was lost, order held and every fault was injected.
+//   - no sampled confirmation passed a row the broker did not hold yet;
+//   - per aggregate, first deliveries follow commit order, in one partition;
+//   - per partition, first deliveries follow commit order;
+// and reports duplicates, faults survived, deliveries the publisher found unproven
+// (librdkafka's implicit acks) and the longest commit-to-delivery time. Exit status 0
+// only when every check holds and every fault was injected.
+#include <dirent.h>
 #include <signal.h>
 #include <stdlib.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <mutex>
 #include <random>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -34,13 +49,15 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "cdc/lsn.h"
+#include "tests/chaos/audit.h"
+#include "tests/chaos/sampler.h"
+#include "tests/chaos/verifier.h"
 #include "tests/harness/pg_cluster.h"
 #include "tests/harness/processes.h"
 
 namespace chaos {
 namespace {
 
-using testing_harness::Consumer;
 using testing_harness::MockKafka;
 using testing_harness::PgCluster;
 using testing_harness::PgSession;
@@ -48,6 +65,8 @@ using testing_harness::Process;
 using testing_harness::WaitFor;
 
 constexpr char kTopic[] = "outbox.event.chaos";
+constexpr int kPartitions = 32;
+constexpr int kBrokers = 3;
 
 struct Options {
   int64_t rows = 200000;
@@ -55,6 +74,8 @@ struct Options {
   uint64_t seed = 1;
   int max_tx_rows = 500;
   int aggregates = 200;
+  bool pg_restarts = true;     // --schedule full (true) or no-pg-restart.
+  int in_flight_requests = 0;  // 0: the publisher's default.
 };
 
 void Say(const std::string& line) { std::cout << "chaos: " << line << std::endl; }
@@ -70,11 +91,32 @@ T Must(absl::StatusOr<T> v, const char* what) {
   return *std::move(v);
 }
 
+// How often `needle` occurs in the files of `dir`.
+int64_t CountInLogs(const std::string& dir, const std::string& needle) {
+  int64_t n = 0;
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return 0;
+  while (dirent* e = readdir(d)) {
+    std::ifstream in(absl::StrCat(dir, "/", e->d_name));
+    for (std::string line; std::getline(in, line);) {
+      for (size_t at = line.find(needle); at != std::string::npos;
+           at = line.find(needle, at + needle.size()))
+        ++n;
+    }
+  }
+  closedir(d);
+  return n;
+}
+
 // The publisher processes: a primary and, for a while, a standby on the same slot.
 class Publishers {
  public:
-  Publishers(PgCluster& pg, const std::string& brokers, std::string dir)
-      : pg_(pg), brokers_(brokers), dir_(std::move(dir)) {}
+  Publishers(PgCluster& pg, const std::string& brokers, std::string dir,
+             int in_flight_requests)
+      : pg_(pg),
+        brokers_(brokers),
+        dir_(std::move(dir)),
+        in_flight_requests_(in_flight_requests) {}
 
   std::unique_ptr<Process> Launch() {
     std::vector<std::string> argv = {testing_harness::BuildPath("outbox-publisher"),
@@ -90,6 +132,11 @@ class Publishers {
                                      "20000",
                                      "-X",
                                      "reconnect.backoff.max.ms=1000"};
+    if (in_flight_requests_ > 0) {
+      argv.push_back("-X");
+      argv.push_back(absl::StrCat("max.in.flight.requests.per.connection=",
+                                  in_flight_requests_));
+    }
     return Must(
         Process::Start(argv, absl::StrCat(dir_, "/publisher-", ++launched_, ".log")),
         "start publisher");
@@ -146,94 +193,11 @@ class Publishers {
 
   PgCluster& pg_;
   std::string brokers_, dir_;
+  int in_flight_requests_;
   std::unique_ptr<Process> primary_, standby_;
   bool expected_exit_ = false;
   int launched_ = 0;
   std::vector<std::string> unexpected_exits_;
-};
-
-// Consumes the topic; after a broker outage it resumes with a new consumer from
-// the next offset of each partition (a consumer connected through the outage
-// stalls on mock-kafka).
-class Verifier {
- public:
-  explicit Verifier(std::string brokers) : brokers_(std::move(brokers)) { Restart(); }
-
-  void Restart() {
-    Collect();
-    consumer_.reset();
-    seen_ = 0;  // The new consumer's records start from its first.
-    Consumer::Offsets next;
-    for (const auto& [partition, offset] : last_offset_)
-      next[{kTopic, partition}] = offset + 1;
-    consumer_ = Must(Consumer::Start(brokers_, {kTopic}, next), "start consumer");
-  }
-
-  // Pulls what the consumer has read since the last call.
-  void Collect() {
-    if (!consumer_) return;
-    std::vector<testing_harness::ConsumedRecord> all = consumer_->Records();
-    absl::Time now = absl::Now();
-    for (size_t i = seen_; i < all.size(); ++i) {
-      const auto& r = all[i];
-      if (!seen_offsets_.insert({r.partition, r.offset}).second) continue;
-      last_offset_[r.partition] = std::max(last_offset_[r.partition], r.offset);
-      std::string id;
-      for (const auto& [k, v] : r.headers) {
-        if (k == "id") id = v;
-      }
-      ++deliveries_;
-      if (!first_delivery_.count(id)) {
-        first_delivery_[id] = now;
-        by_partition_[r.partition].push_back({r.offset, id});
-      }
-    }
-    seen_ = all.size();
-  }
-
-  // Collects; when `behind` (rows are known to be missing) and nothing arrived for
-  // 3 s, starts a fresh consumer from the next offsets: a consumer of mock-kafka can
-  // stall for good after a broker outage.
-  void Tick(bool behind) {
-    uint64_t before = deliveries_;
-    Collect();
-    absl::Time now = absl::Now();
-    if (deliveries_ != before || !behind) {
-      last_progress_ = now;
-    } else if (now - last_progress_ > absl::Seconds(3)) {
-      ++restarts_;
-      Restart();
-      last_progress_ = now;
-    }
-  }
-  int restarts() const { return restarts_; }
-
-  size_t distinct() const { return first_delivery_.size(); }
-  uint64_t deliveries() const { return deliveries_; }
-  const std::map<std::string, absl::Time>& first_delivery() const {
-    return first_delivery_;
-  }
-  // Ids in first-delivery order within each partition.
-  std::map<int32_t, std::vector<std::string>> FirstDeliveryOrder() const {
-    std::map<int32_t, std::vector<std::string>> out;
-    for (auto [p, list] : by_partition_) {
-      std::sort(list.begin(), list.end());
-      for (const auto& [offset, id] : list) out[p].push_back(id);
-    }
-    return out;
-  }
-
- private:
-  std::string brokers_;
-  std::unique_ptr<Consumer> consumer_;
-  size_t seen_ = 0;
-  std::set<std::pair<int32_t, int64_t>> seen_offsets_;
-  std::map<int32_t, int64_t> last_offset_;
-  std::map<std::string, absl::Time> first_delivery_;
-  std::map<int32_t, std::vector<std::pair<int64_t, std::string>>> by_partition_;
-  uint64_t deliveries_ = 0;
-  absl::Time last_progress_ = absl::Now();
-  int restarts_ = 0;
 };
 
 // Commits transactions of 1..max rows; survives PostgreSQL restarts by
@@ -312,10 +276,15 @@ class Writer {
 Options ParseArgs(int argc, char** argv) {
   Options o;
   for (int i = 1; i + 1 < argc; i += 2) {
-    std::string flag = argv[i];
+    std::string flag = argv[i], value = argv[i + 1];
+    if (flag == "--schedule") {
+      if (value != "full" && value != "no-pg-restart")
+        Die("--schedule takes full or no-pg-restart");
+      o.pg_restarts = value == "full";
+      continue;
+    }
     int64_t v;
-    if (!absl::SimpleAtoi(argv[i + 1], &v) || v < 1)
-      Die(absl::StrCat("bad value for ", flag));
+    if (!absl::SimpleAtoi(value, &v) || v < 1) Die(absl::StrCat("bad value for ", flag));
     if (flag == "--rows")
       o.rows = v;
     else if (flag == "--faults")
@@ -326,19 +295,68 @@ Options ParseArgs(int argc, char** argv) {
       o.max_tx_rows = static_cast<int>(v);
     else if (flag == "--aggregates")
       o.aggregates = static_cast<int>(v);
+    else if (flag == "--in-flight-requests")
+      o.in_flight_requests = static_cast<int>(v);
     else
       Die(absl::StrCat("unknown flag ", flag,
-                       " (--rows, --faults, --seed, --max-tx-rows, --aggregates)"));
+                       " (--rows, --faults, --seed, --max-tx-rows, --aggregates, "
+                       "--schedule, --in-flight-requests)"));
   }
+  if (argc % 2 == 0) Die(absl::StrCat("flag ", argv[argc - 1], " needs a value"));
   return o;
+}
+
+// The commit LSNs, read from the WAL, of the committed rows that never arrived.
+std::vector<Missing> CommitLsnsOf(PgCluster& pg, const std::string& wal_start,
+                                  cdc::Lsn wal_end, const testing_harness::Rows& committed,
+                                  const std::vector<std::string>& lost) {
+  if (lost.empty()) return {};
+  std::set<std::string> wanted(lost.begin(), lost.end());
+  std::map<std::string, std::string> xid_of;  // Row id -> inserting xid.
+  for (const auto& row : committed) {
+    if (wanted.count(*row[0])) xid_of[*row[0]] = *row[3];
+  }
+  auto commits = Must(pg.Exec(absl::StrCat(
+                          "SELECT xid::text, start_lsn::text FROM pg_get_wal_records_info('",
+                          wal_start, "', '", wal_end.ToString(),
+                          "') WHERE resource_manager = 'Transaction' AND record_type = "
+                          "'COMMIT'")),
+                      "read commits from the WAL");
+  std::map<std::string, uint64_t> commit_of;  // Xid -> commit LSN.
+  for (const auto& c : commits) commit_of[*c[0]] = Must(cdc::Lsn::Parse(*c[1]), "lsn").value();
+  std::vector<Missing> missing;
+  for (const auto& [id, xid] : xid_of) {
+    auto it = commit_of.find(xid);
+    if (it == commit_of.end()) Die(absl::StrCat("no commit record for xid ", xid));
+    missing.push_back({id, it->second});
+  }
+  return missing;
+}
+
+// The fault kinds of a schedule. Every kind is injected once first, then at random.
+std::vector<std::string> FaultKinds(const Options& o) {
+  std::vector<std::string> kinds = {
+      "kill-9",      "sigterm",      "broker-down",         "broker-errors",
+      "leader-move", "broker-delay", "terminate-walsender", "second-publisher"};
+  if (o.pg_restarts) kinds.push_back("pg-restart");
+  return kinds;
 }
 
 int Main(int argc, char** argv) {
   Options o = ParseArgs(argc, argv);
   Say(absl::StrCat("rows=", o.rows, " faults=", o.faults, " seed=", o.seed,
-                   " max_tx_rows=", o.max_tx_rows, " aggregates=", o.aggregates));
-  auto pg = Must(PgCluster::Start(), "start PostgreSQL");
+                   " max_tx_rows=", o.max_tx_rows, " aggregates=", o.aggregates,
+                   " schedule=", o.pg_restarts ? "full" : "no-pg-restart",
+                   " in_flight_requests=",
+                   o.in_flight_requests > 0 ? absl::StrCat(o.in_flight_requests)
+                                            : std::string("default")));
+  // The WAL stays (wal_keep_size) so that the commit LSN of a row that never
+  // arrived can be read from it at the end (pg_walinspect).
+  auto pg = Must(PgCluster::Start({"wal_keep_size=4GB"}), "start PostgreSQL");
   auto sql = Must(pg->Connect(), "connect");
+  if (!sql->Exec("CREATE EXTENSION pg_walinspect").ok()) Die("pg_walinspect");
+  std::string wal_start = Must(sql->Value("SELECT pg_current_wal_insert_lsn()::text"),
+                               "lsn");
   if (!sql->Exec(
               "CREATE TABLE outbox (id text PRIMARY KEY, aggregate_type text NOT NULL, "
               "aggregate_id text NOT NULL, seq bigint NOT NULL, event_type text NOT "
@@ -348,14 +366,16 @@ int Main(int argc, char** argv) {
            .ok()) {
     Die("create table");
   }
-  auto mock = Must(MockKafka::Start(1), "start mock-kafka");
-  if (mock->Command(absl::StrCat("topic ", kTopic, " 32")) != "ok") Die("create topic");
+  auto mock = Must(MockKafka::Start(kBrokers), "start mock-kafka");
+  if (mock->Command(absl::StrCat("topic ", kTopic, " ", kPartitions, " ", kBrokers)) !=
+      "ok")
+    Die("create topic");
 
   // Publisher logs outlive the cluster: they are the evidence when a check fails.
   char log_dir[] = "/tmp/outbox-chaos-logs.XXXXXX";
   if (mkdtemp(log_dir) == nullptr) Die("mkdtemp");
   Say(absl::StrCat("publisher logs in ", log_dir));
-  Publishers publishers(*pg, mock->bootstrap(), log_dir);
+  Publishers publishers(*pg, mock->bootstrap(), log_dir, o.in_flight_requests);
   publishers.EnsurePrimary();
   if (!WaitFor(
           [&] {
@@ -366,54 +386,68 @@ int Main(int argc, char** argv) {
           absl::Seconds(60))) {
     Die("the publisher never started streaming");
   }
-  Verifier verifier(mock->bootstrap());
+  Verifier verifier(mock->bootstrap(), kTopic);
+  ConfirmationSampler sampler(*pg, mock->bootstrap(), kTopic, kPartitions,
+                              absl::Milliseconds(100));
 
-  // Pace the writer so that writing spans the fault schedule (about 2.5 s a fault).
+  // Pace the writer so that writing spans the fault schedule (about 2.5 s a fault,
+  // more with the kill -9 that follows each fault without PostgreSQL restarts).
   int64_t expected_tx = std::max<int64_t>(1, o.rows * 2 / (o.max_tx_rows + 1));
-  absl::Duration pace = absl::Seconds(2.5) * o.faults / expected_tx;
+  absl::Duration per_fault = absl::Seconds(o.pg_restarts ? 2.5 : 3.5);
+  absl::Duration pace = per_fault * o.faults / expected_tx;
   Writer writer(*pg, o, std::min(pace, absl::Milliseconds(500)));
   std::atomic<bool> stop_writer{false};
   std::thread writer_thread([&] { writer.Run(stop_writer); });
 
   std::mt19937_64 rng(o.seed);
-  const std::vector<std::string> kinds = {
-      "kill-9",       "sigterm",    "broker-down",         "broker-errors",
-      "broker-delay", "pg-restart", "terminate-walsender", "second-publisher"};
+  auto random_ms = [&](int lo, int hi) {
+    return absl::Milliseconds(std::uniform_int_distribution<int>(lo, hi)(rng));
+  };
+  // Waits while the verifier keeps reading.
+  auto wait = [&](absl::Duration d) {
+    absl::Time until = absl::Now() + d;
+    while (absl::Now() < until) {
+      verifier.Tick(verifier.distinct() < static_cast<size_t>(writer.written()));
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+  };
+  const std::vector<std::string> kinds = FaultKinds(o);
   std::map<std::string, int> injected;
   for (int f = 0; f < o.faults; ++f) {
-    absl::Time next = absl::Now() + absl::Milliseconds(std::uniform_int_distribution<int>(
-                                        800, 2500)(rng));
-    while (absl::Now() < next) {
-      verifier.Tick(verifier.distinct() < static_cast<size_t>(writer.written()));
-      absl::SleepFor(absl::Milliseconds(100));
-    }
+    wait(random_ms(800, 2500));
     publishers.EnsurePrimary();
-    // Every kind once first, then at random.
     std::string kind =
         f < static_cast<int>(kinds.size())
             ? kinds[f]
             : kinds[std::uniform_int_distribution<size_t>(0, kinds.size() - 1)(rng)];
     Say(absl::StrCat("fault ", f + 1, "/", o.faults, ": ", kind, " (written ",
                      writer.written(), ", delivered ", verifier.distinct(), ")"));
+    bool killed = false;
     if (kind == "kill-9") {
       publishers.KillPrimary(SIGKILL);
-      publishers.EnsurePrimary();
+      killed = true;
     } else if (kind == "sigterm") {
       publishers.KillPrimary(SIGTERM);
-      publishers.EnsurePrimary();
     } else if (kind == "broker-down") {
       mock->Command("down all");
-      absl::SleepFor(
-          absl::Milliseconds(std::uniform_int_distribution<int>(500, 3000)(rng)));
+      absl::SleepFor(random_ms(500, 3000));  // No consumer restarts meanwhile.
       mock->Command("up all");
       verifier.Restart();
     } else if (kind == "broker-errors") {
       mock->Command(
           "errors Produce NOT_LEADER_FOR_PARTITION REQUEST_TIMED_OUT "
-          "NOT_ENOUGH_REPLICAS LEADER_NOT_AVAILABLE NOT_ENOUGH_REPLICAS_AFTER_APPEND");
+          "NOT_ENOUGH_REPLICAS LEADER_NOT_AVAILABLE NOT_ENOUGH_REPLICAS_AFTER_APPEND "
+          "NOT_LEADER_FOR_PARTITION NOT_LEADER_FOR_PARTITION REQUEST_TIMED_OUT");
+    } else if (kind == "leader-move") {
+      // A leader election: a third of the partitions move to another broker.
+      for (int p = 0; p < kPartitions; ++p) {
+        if (std::uniform_int_distribution<int>(0, 2)(rng) != 0) continue;
+        int broker = std::uniform_int_distribution<int>(1, kBrokers)(rng);
+        mock->Command(absl::StrCat("leader ", kTopic, " ", p, " ", broker));
+      }
     } else if (kind == "broker-delay") {
       mock->Command("rtt all 700");
-      absl::SleepFor(absl::Seconds(2));
+      wait(absl::Seconds(2));
       mock->Command("rtt all 0");
     } else if (kind == "pg-restart") {
       if (!pg->Restart("fast").ok()) Die("PostgreSQL did not restart");
@@ -421,10 +455,19 @@ int Main(int argc, char** argv) {
       (void)pg->Exec("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots");
     } else if (kind == "second-publisher") {
       publishers.StartStandby();
-      absl::SleepFor(absl::Seconds(2));
+      wait(absl::Seconds(2));
       publishers.FailOver();
+      killed = true;
     }
     ++injected[kind];
+    if (!o.pg_restarts && !killed) {
+      // Whatever the fault made the publisher confirm, a kill -9 now makes final.
+      wait(random_ms(300, 1500));
+      Say("  then kill-9");
+      publishers.KillPrimary(SIGKILL);
+      ++injected["kill-9 after a fault"];
+    }
+    publishers.EnsurePrimary();
   }
 
   Say("faults done; waiting for the writer and for every row to arrive");
@@ -440,8 +483,8 @@ int Main(int argc, char** argv) {
         return v.ok() && *cdc::Lsn::Parse(*v) >= end;
       },
       absl::Minutes(5));
-  auto committed =
-      Must(pg->Exec("SELECT id, aggregate_id, seq FROM outbox"), "read history");
+  auto committed = Must(pg->Exec("SELECT id, aggregate_id, seq, xmin::text FROM outbox"),
+                        "read history");
   WaitFor(
       [&] {
         verifier.Tick(true);
@@ -449,70 +492,78 @@ int Main(int argc, char** argv) {
       },
       absl::Minutes(2));
   verifier.Collect();
+  sampler.Stop();
   publishers.StopAll();
 
-  // Zero loss.
+  std::map<std::string, Committed> history;
   std::vector<std::string> lost;
-  std::map<std::string, std::pair<std::string, int64_t>>
-      history;  // id -> (aggregate, seq)
   for (const auto& row : committed) {
     history[*row[0]] = {*row[1], std::stoll(*row[2])};
-    if (!verifier.first_delivery().count(*row[0])) lost.push_back(*row[0]);
+    if (!verifier.first_seen().count(*row[0])) lost.push_back(*row[0]);
   }
-  // Per-aggregate commit order of first deliveries.
-  int64_t order_violations = 0;
-  std::map<std::string, int64_t> last_seq;
-  std::map<std::string, int32_t> partition_of;
-  for (const auto& [partition, ids] : verifier.FirstDeliveryOrder()) {
-    for (const std::string& id : ids) {
-      auto it = history.find(id);
-      if (it == history.end()) continue;  // Not in the table: not a committed row.
-      const auto& [aggregate, seq] = it->second;
-      auto [p, fresh] = partition_of.emplace(aggregate, partition);
-      if (!fresh && p->second != partition) ++order_violations;  // Key moved partition.
-      auto [s, first] = last_seq.emplace(aggregate, seq);
-      if (!first) {
-        if (seq < s->second && ++order_violations <= 3) {
-          Say(absl::StrCat("order violation: aggregate ", aggregate, " partition ",
-                           partition, ": id ", id, " (seq ", seq,
-                           ") first delivered after seq ", s->second));
-        }
-        s->second = std::max(s->second, seq);
-      }
-    }
-  }
+  std::vector<Missing> missing = CommitLsnsOf(*pg, wal_start, end, committed, lost);
+  std::map<std::string, Delivered> first = FirstDeliveries(verifier.all());
+  std::vector<std::string> key_examples, partition_examples;
+  int64_t key_violations = KeyOrderViolations(first, history, &key_examples);
+  int64_t partition_violations = PartitionOrderViolations(first, &partition_examples);
+  std::vector<ConfirmationSample> samples = sampler.samples();
+  std::vector<EarlyConfirmation> early = FindEarlyConfirmations(first, missing, samples);
+
   absl::Duration worst;
-  for (const auto& [id, delivered] : verifier.first_delivery()) {
+  for (const auto& [id, seen] : verifier.first_seen()) {
     if (auto committed_at = writer.CommitTime(id))
-      worst = std::max(worst, delivered - *committed_at);
+      worst = std::max(worst, seen - *committed_at);
   }
   int total_faults = 0;
   std::vector<std::string> by_kind;
   for (const auto& [k, n] : injected) {
-    total_faults += n;
+    if (k != "kill-9 after a fault") total_faults += n;
     by_kind.push_back(absl::StrCat(k, "=", n));
   }
 
   Say(absl::StrCat("committed rows: ", committed.size(), " in ", writer.transactions(),
                    " transactions"));
-  Say(absl::StrCat(
-      "delivered: ", verifier.distinct(), " distinct ids, ", verifier.deliveries(),
-      " deliveries, duplicates: ", verifier.deliveries() - verifier.distinct()));
+  Say(absl::StrCat("delivered: ", verifier.distinct(), " distinct ids, ",
+                   verifier.deliveries(), " deliveries, duplicates: ",
+                   verifier.deliveries() - verifier.distinct()));
   Say(absl::StrCat("faults survived: ", total_faults, " (", absl::StrJoin(by_kind, ", "),
                    ")"));
   Say(absl::StrCat("lost: ", lost.size(),
                    lost.empty() ? "" : absl::StrCat(" e.g. ", lost[0])));
-  Say(absl::StrCat("per-aggregate order violations: ", order_violations));
+  Say(absl::StrCat("early_confirmations: ", early.size(), " of ", samples.size(),
+                   " samples (", sampler.dropped(), " dropped while a side was down)"));
+  if (!early.empty()) {
+    const EarlyConfirmation& e = early.front();
+    std::string where =
+        e.never_delivered
+            ? std::string("never reached the broker")
+            : absl::StrCat("was not in partition ", e.row.partition,
+                           " yet: first stored at offset ", e.row.offset,
+                           ", high watermark ",
+                           e.sample.high_watermarks.at(e.row.partition));
+    Say(absl::StrCat("  e.g. confirmed ", cdc::Lsn(e.sample.confirmed).ToString(),
+                     " while ", e.row.id, " (commit LSN ",
+                     cdc::Lsn(e.row.commit_lsn).ToString(), ") ", where));
+  }
+  Say(absl::StrCat("per-key order violations: ", key_violations));
+  for (const std::string& e : key_examples) Say("  " + e);
+  Say(absl::StrCat("per-partition order violations: ", partition_violations));
+  for (const std::string& e : partition_examples) Say("  " + e);
+  Say(absl::StrCat("unproven deliveries (implicit acks) seen by the publisher: ",
+                   CountInLogs(log_dir, "without proof of storage"), ", producer rewinds: ",
+                   CountInLogs(log_dir, "ending the Kafka producer session")));
   Say(absl::StrCat("longest commit-to-delivery: ", absl::FormatDuration(worst)));
   Say(absl::StrCat("slot caught up: ", caught_up ? "yes" : "no"));
-  Say(absl::StrCat("verifier consumer restarts: ", verifier.restarts()));
+  Say(absl::StrCat("verifier consumer restarts: ", verifier.restarts(),
+                   ", undecodable records: ", verifier.undecodable()));
   for (const std::string& e : publishers.unexpected_exits())
     Say("unexpected publisher exit: " + e);
 
-  bool ok = lost.empty() && order_violations == 0 && caught_up &&
-            total_faults >= o.faults &&
+  bool ok = lost.empty() && early.empty() && key_violations == 0 &&
+            partition_violations == 0 && caught_up && total_faults >= o.faults &&
+            verifier.undecodable() == 0 &&
             static_cast<int64_t>(committed.size()) >= o.rows &&
-            publishers.unexpected_exits().empty();
+            publishers.unexpected_exits().empty() && !samples.empty();
   std::cout << (ok ? "1 passed, 0 failed" : "0 passed, 1 failed") << std::endl;
   return ok ? 0 : 1;
 }

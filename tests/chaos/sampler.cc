@@ -1,0 +1,102 @@
+// ConfirmationSampler: confirmed_flush_lsn, then the partitions' high watermarks.
+#include "tests/chaos/sampler.h"
+
+#include <librdkafka/rdkafka.h>
+
+#include <cstdlib>
+#include <iostream>
+
+#include "absl/time/clock.h"
+#include "cdc/lsn.h"
+
+namespace chaos {
+
+ConfirmationSampler::ConfirmationSampler(testing_harness::PgCluster& pg,
+                                         std::string brokers, std::string topic,
+                                         int partitions, absl::Duration interval)
+    : pg_(pg),
+      brokers_(std::move(brokers)),
+      topic_(std::move(topic)),
+      partitions_(partitions),
+      interval_(interval) {
+  Reconnect();
+  thread_ = std::thread([this] { Loop(); });
+}
+
+ConfirmationSampler::~ConfirmationSampler() {
+  Stop();
+  rd_kafka_destroy(static_cast<rd_kafka_t*>(rk_));
+}
+
+void ConfirmationSampler::Reconnect() {
+  if (rk_ != nullptr) rd_kafka_destroy(static_cast<rd_kafka_t*>(rk_));
+  char err[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  rd_kafka_conf_set(conf, "bootstrap.servers", brokers_.c_str(), err, sizeof(err));
+  rd_kafka_conf_set(conf, "log_level", "2", err, sizeof(err));
+  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
+  if (rk == nullptr) {
+    std::cerr << "chaos: FATAL: sampler: " << err << std::endl;
+    std::exit(2);
+  }
+  rk_ = rk;
+}
+
+void ConfirmationSampler::Stop() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+}
+
+std::vector<ConfirmationSample> ConfirmationSampler::samples() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return samples_;
+}
+
+void ConfirmationSampler::Loop() {
+  while (!stop_) {
+    absl::Time next = absl::Now() + interval_;
+    ConfirmationSample s;
+    if (Sample(&s)) {
+      std::lock_guard<std::mutex> lock(mu_);
+      samples_.push_back(std::move(s));
+    } else {
+      ++dropped_;
+    }
+    while (!stop_ && absl::Now() < next) absl::SleepFor(absl::Milliseconds(10));
+  }
+}
+
+bool ConfirmationSampler::Sample(ConfirmationSample* out) {
+  if (!sql_) {
+    auto s = pg_.Connect();
+    if (!s.ok()) return false;
+    sql_ = *std::move(s);
+  }
+  auto confirmed = sql_->Value(
+      "SELECT coalesce(confirmed_flush_lsn, '0/0')::text FROM pg_replication_slots");
+  if (!confirmed.ok()) {
+    sql_.reset();  // Reconnect next time (the server may have restarted).
+    return false;
+  }
+  auto lsn = cdc::Lsn::Parse(*confirmed);
+  if (!lsn.ok()) return false;
+  out->at = absl::Now();
+  out->confirmed = lsn->value();
+  // Only after the LSN was read: anything stored before that confirmation sits
+  // below these watermarks.
+  for (int32_t p = 0; p < partitions_; ++p) {
+    int64_t low = 0, high = 0;
+    rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(
+        static_cast<rd_kafka_t*>(rk_), topic_.c_str(), p, &low, &high, 2000);
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      // librdkafka 2.0.2 does not refresh its leader cache on NOT_LEADER here:
+      // a fresh handle learns where the partition moved.
+      if (err == RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION) Reconnect();
+      return false;
+    }
+    out->high_watermarks[p] = high;
+  }
+  return true;
+}
+
+}  // namespace chaos

@@ -1,0 +1,51 @@
+// ConfirmationSampler: samples, on its own thread while the fault suite runs, the
+// slot's confirmed_flush_lsn and then the high watermark of every partition of the
+// topic (audit.h explains why in that order). A sample whose reads failed (the
+// server restarting, the broker down) is dropped and counted.
+#ifndef TESTS_CHAOS_SAMPLER_H_
+#define TESTS_CHAOS_SAMPLER_H_
+
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "tests/chaos/audit.h"
+#include "tests/harness/pg_cluster.h"
+
+namespace chaos {
+
+class ConfirmationSampler {
+ public:
+  // Starts sampling every `interval`. `pg` must outlive the sampler.
+  ConfirmationSampler(testing_harness::PgCluster& pg, std::string brokers,
+                      std::string topic, int partitions, absl::Duration interval);
+  ~ConfirmationSampler();  // Stops sampling.
+
+  void Stop();
+  std::vector<ConfirmationSample> samples();
+  int dropped() const { return dropped_; }
+
+ private:
+  void Loop();
+  bool Sample(ConfirmationSample* out);
+  void Reconnect();  // A new Kafka handle.
+
+  testing_harness::PgCluster& pg_;
+  std::string brokers_, topic_;
+  int partitions_;
+  absl::Duration interval_;
+  void* rk_ = nullptr;  // rd_kafka_t*, for the watermark queries.
+  std::unique_ptr<testing_harness::PgSession> sql_;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> dropped_{0};
+  std::mutex mu_;
+  std::vector<ConfirmationSample> samples_;
+  std::thread thread_;
+};
+
+}  // namespace chaos
+
+#endif  // TESTS_CHAOS_SAMPLER_H_
