@@ -1,14 +1,40 @@
 #!/usr/bin/env bash
-# The full fault-injection suite: builds, then runs outbox-chaos with at least 30
-# faults over at least 200k rows (transactions of 1 to 500 rows) and prints its
-# figures: committed, delivered, duplicates, faults survived, lost (must be 0),
-# per-aggregate order violations (must be 0), longest commit-to-delivery.
-#   scripts/chaos.sh [--rows N] [--faults F] [--seed S] [--max-tx-rows R] [--aggregates A]
-# CI runs a shorter variant as the ctest `chaos.short` (label chaos).
+# The full fault-injection suite: builds, then runs outbox-chaos once per schedule,
+# each over at least 300k rows (transactions of 1 to 50 rows across 64 aggregates)
+# and 40 faults of every kind:
+#   full           every fault kind, PostgreSQL restarts included;
+#   no-pg-restart  no PostgreSQL restart (it would set the slot back and hide a
+#                  confirmation that ran ahead of the broker), a kill -9 after
+#                  every other fault.
+# Each prints committed, delivered, duplicates, faults survived, lost,
+# early_confirmations, per-key and per-partition order violations (all must be 0),
+# unproven deliveries and rewinds, and the longest commit-to-delivery.
+#   scripts/chaos.sh [--schedule full|no-pg-restart] [outbox-chaos flags ...]
+# Flags given are passed to every run (a --schedule runs only that one).
+# CI runs a shorter variant of both as the ctests `chaos.short*` (label chaos).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
 "$root/scripts/install-deps.sh" >/dev/null
 cmake -S "$root" -B "$build" >/dev/null
 cmake --build "$build" -j"$(nproc)" --target outbox-chaos outbox-publisher mock-kafka >/dev/null
-exec "$build/outbox-chaos" --rows 200000 --faults 30 --max-tx-rows 500 "$@"
+
+schedules=(full no-pg-restart)
+args=()
+while [ $# -gt 0 ]; do
+  if [ "$1" = --schedule ] && [ $# -ge 2 ]; then
+    schedules=("$2")
+    shift 2
+  else
+    args+=("$1")
+    shift
+  fi
+done
+
+status=0
+for schedule in "${schedules[@]}"; do
+  echo "=== schedule: $schedule"
+  "$build/outbox-chaos" --rows 300000 --faults 40 --max-tx-rows 50 --aggregates 64 \
+    --schedule "$schedule" "${args[@]}" || status=1
+done
+exit $status
