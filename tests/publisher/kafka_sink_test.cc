@@ -41,22 +41,22 @@ TEST(DeliveryReportStatusTest, PossiblyOrNotPersistedIsNotProof) {
 }
 
 TEST(DeliveryReportStatusTest, ErrorsKeepTheirClass) {
-  EXPECT_EQ(DeliveryReportStatus(RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE, -1,
-                                 RD_KAFKA_MSG_STATUS_NOT_PERSISTED, "t", 0)
-                .code(),
-            absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(DeliveryReportStatus(RD_KAFKA_RESP_ERR__FATAL, -1,
-                                 RD_KAFKA_MSG_STATUS_NOT_PERSISTED, "t", 0)
-                .code(),
-            absl::StatusCode::kAborted);
-  EXPECT_EQ(DeliveryReportStatus(RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT, -1,
-                                 RD_KAFKA_MSG_STATUS_POSSIBLY_PERSISTED, "t", 0)
-                .code(),
-            absl::StatusCode::kUnavailable);
-  EXPECT_EQ(DeliveryReportStatus(RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART, -1,
-                                 RD_KAFKA_MSG_STATUS_NOT_PERSISTED, "t", 0)
-                .code(),
-            absl::StatusCode::kNotFound);
+  struct Case {
+    rd_kafka_resp_err_t err;
+    absl::StatusCode code;
+  };
+  for (const Case& c : {Case{RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE,
+                             absl::StatusCode::kInvalidArgument},
+                        Case{RD_KAFKA_RESP_ERR__FATAL, absl::StatusCode::kAborted},
+                        Case{RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT,
+                             absl::StatusCode::kUnavailable},
+                        Case{RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART,
+                             absl::StatusCode::kNotFound}}) {
+    EXPECT_EQ(DeliveryReportStatus(c.err, -1, RD_KAFKA_MSG_STATUS_NOT_PERSISTED, "t", 0)
+                  .code(),
+              c.code)
+        << rd_kafka_err2name(c.err);
+  }
 }
 
 TEST(DefaultProducerPropertiesTest, IdempotentAllAcksOneRequestInFlightNoTimeout) {

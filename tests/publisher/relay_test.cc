@@ -83,6 +83,29 @@ class RelayTest : public ::testing::Test {
     return s;
   }
 
+  // One one-row transaction, ending at 0x110.
+  void OneTransaction(const std::string& id) {
+    stream_.Message(Begin(1, 0x100));
+    stream_.Message(OutboxRelation());
+    stream_.Message(Insert(id));
+    stream_.Message(Commit(0x100, 0x110));
+  }
+
+  // Three one-row transactions, ending at 0x110, 0x210 and 0x310.
+  void ThreeTransactions(const std::string& a, const std::string& b,
+                         const std::string& c) {
+    stream_.Message(Begin(1, 0x100));
+    stream_.Message(OutboxRelation());
+    stream_.Message(Insert(a));
+    stream_.Message(Commit(0x100, 0x110));
+    stream_.Message(Begin(2, 0x200));
+    stream_.Message(Insert(b));
+    stream_.Message(Commit(0x200, 0x210));
+    stream_.Message(Begin(3, 0x300));
+    stream_.Message(Insert(c));
+    stream_.Message(Commit(0x300, 0x310));
+  }
+
   std::vector<std::string> ProducedIds() const {
     std::vector<std::string> ids;
     for (const auto& p : sink_.produced()) ids.push_back(p.record.id);
@@ -238,16 +261,7 @@ TEST_F(RelayTest, BytesLimitPausesToo) {
 }
 
 TEST_F(RelayTest, HaltOnPermanentFailureConfirmsOnlyWhatCameBefore) {
-  stream_.Message(Begin(1, 0x100));
-  stream_.Message(OutboxRelation());
-  stream_.Message(Insert("ok"));
-  stream_.Message(Commit(0x100, 0x110));
-  stream_.Message(Begin(2, 0x200));
-  stream_.Message(Insert("too-big"));
-  stream_.Message(Commit(0x200, 0x210));
-  stream_.Message(Begin(3, 0x300));
-  stream_.Message(Insert("after"));
-  stream_.Message(Commit(0x300, 0x310));
+  ThreeTransactions("ok", "too-big", "after");
   stream_.Action([&] {
     sink_.Ack(0);
     sink_.Fail(1, absl::InvalidArgumentError("MSG_SIZE_TOO_LARGE"));
@@ -270,16 +284,7 @@ TEST_F(RelayTest, HaltOnPermanentFailureConfirmsOnlyWhatCameBefore) {
 TEST_F(RelayTest, UnprovenDeliveryEndsTheProducerSessionWithoutConfirmingPastIt) {
   std::vector<Lsn> sent;
   stream_.on_status = [&](Lsn flush) { sent.push_back(flush); };
-  stream_.Message(Begin(1, 0x100));
-  stream_.Message(OutboxRelation());
-  stream_.Message(Insert("first"));
-  stream_.Message(Commit(0x100, 0x110));
-  stream_.Message(Begin(2, 0x200));
-  stream_.Message(Insert("maybe-stored"));
-  stream_.Message(Commit(0x200, 0x210));
-  stream_.Message(Begin(3, 0x300));
-  stream_.Message(Insert("later"));
-  stream_.Message(Commit(0x300, 0x310));
+  ThreeTransactions("first", "maybe-stored", "later");
   stream_.Action([&] {
     sink_.Ack(0);
     sink_.Ack(2);  // The later batch of the partition succeeded.
@@ -302,10 +307,7 @@ TEST_F(RelayTest, UnprovenDeliveryEndsTheProducerSessionWithoutConfirmingPastIt)
 TEST_F(RelayTest, TransientDeliveryFailureOfADeadLetterAlsoRewinds) {
   options_.on_error = OnError::kDeadLetter;
   options_.dead_letter_topic = "dlq";
-  stream_.Message(Begin(1, 0x100));
-  stream_.Message(OutboxRelation());
-  stream_.Message(Insert("bad"));
-  stream_.Message(Commit(0x100, 0x110));
+  OneTransaction("bad");
   stream_.Action([&] { sink_.Fail(0, absl::PermissionDeniedError("DENIED")); });
   stream_.Message(Keepalive(0x100));
   stream_.Action([&] {
@@ -323,10 +325,7 @@ TEST_F(RelayTest, TransientDeliveryFailureOfADeadLetterAlsoRewinds) {
 TEST_F(RelayTest, DeadLetterCarriesTheErrorAndReleasesTheLsnOnlyWhenAcknowledged) {
   options_.on_error = OnError::kDeadLetter;
   options_.dead_letter_topic = "dlq";
-  stream_.Message(Begin(1, 0x100));
-  stream_.Message(OutboxRelation());
-  stream_.Message(Insert("bad"));
-  stream_.Message(Commit(0x100, 0x110));
+  OneTransaction("bad");
   stream_.Action(
       [&] { sink_.Fail(0, absl::PermissionDeniedError("TOPIC_AUTHORIZATION_FAILED")); });
   stream_.Message(Keepalive(0x100));  // Gives the relay a turn to poll.
