@@ -9,7 +9,7 @@ packages=(
   librdkafka-dev kcat
   libprotobuf-dev protobuf-compiler
   libabsl-dev
-  libgtest-dev libgmock-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev
   clang libclang-rt-14-dev
   procps util-linux xxd

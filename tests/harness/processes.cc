@@ -157,6 +157,9 @@ absl::StatusOr<std::unique_ptr<Consumer>> Consumer::Start(
   // After an outage, never skip ahead: re-read from the start if an offset is lost.
   rd_kafka_conf_set(conf, "auto.offset.reset", "earliest", err, sizeof(err));
   rd_kafka_conf_set(conf, "log_level", "3", err, sizeof(err));
+  // Fetch what arrives promptly (the default waits up to 500 ms for more), so that
+  // receive times measure the publisher, not the consumer's batching.
+  rd_kafka_conf_set(conf, "fetch.wait.max.ms", "5", err, sizeof(err));
   rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
   if (rk == nullptr) return absl::InternalError(err);
   auto consumer = std::unique_ptr<Consumer>(new Consumer());
@@ -203,6 +206,7 @@ void Consumer::Loop() {
       if (m->payload) r.value.assign(static_cast<const char*>(m->payload), m->len);
       rd_kafka_timestamp_type_t type;
       r.timestamp_ms = rd_kafka_message_timestamp(m, &type);
+      r.received = absl::Now();
       rd_kafka_headers_t* h = nullptr;
       if (rd_kafka_message_headers(m, &h) == RD_KAFKA_RESP_ERR_NO_ERROR) {
         const char* name;

@@ -54,6 +54,7 @@ class Process {
   std::optional<int> Wait(absl::Duration timeout);
   bool running();
   std::string Log() const;  // Everything it wrote so far.
+  pid_t pid() const { return pid_; }
 
  private:
   pid_t pid_ = -1;
@@ -69,6 +70,7 @@ struct ConsumedRecord {
   std::string value;
   std::vector<std::pair<std::string, std::string>> headers;
   int64_t timestamp_ms;
+  absl::Time received;  // When the consumer's poll returned it.
 };
 
 // Reads every partition of the given topics, on its own thread: from the

@@ -1,0 +1,355 @@
+// outbox-bench: scripts/bench.sh's driver. Every contender reads the same backlog in
+// the same PostgreSQL cluster, from a slot of its own created before the backlog:
+//   limit           bench-raw-reader (raw libpq, discards CopyData), run first and
+//                   last, the faster counts;
+//   pg_recvlogical  pgoutput, same publication, to /dev/null (reference);
+//   publisher       outbox-publisher to mock-kafka, timed until its slot's
+//                   confirmed_flush_lsn reaches the end of the backlog.
+// For the publisher it also reads CPU time (user+sys of all threads, /proc) and
+// peak RSS (VmHWM). Then a steady-state run: single-row transactions at a fixed
+// rate, commit-to-consumer latency measured by a consumer on the same machine.
+//
+//   outbox-bench [--quick] [--markdown FILE] [-- publisher flags ...]
+//
+// --quick runs small backlogs (a smoke test, as ctest does); figures from it mean
+// little.
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "cdc/lsn.h"
+#include "tests/harness/pg_cluster.h"
+#include "tests/harness/processes.h"
+
+namespace bench {
+namespace {
+
+using testing_harness::BuildPath;
+using testing_harness::Consumer;
+using testing_harness::MockKafka;
+using testing_harness::PgCluster;
+using testing_harness::Process;
+using testing_harness::WaitFor;
+
+constexpr char kTopic[] = "outbox.event.bench";
+constexpr int kPartitions = 32;
+
+[[noreturn]] void Die(const std::string& why) {
+  std::cerr << "bench: FATAL: " << why << std::endl;
+  std::exit(2);
+}
+
+template <typename T>
+T Must(absl::StatusOr<T> v, const std::string& what) {
+  if (!v.ok()) Die(absl::StrCat(what, ": ", v.status().ToString()));
+  return *std::move(v);
+}
+
+struct Workload {
+  std::string name;
+  int64_t rows;
+  int64_t rows_per_tx;  // rows_per_tx == rows: one transaction.
+  int payload_bytes;
+};
+
+struct Result {
+  Workload w;
+  double limit_rows_s = 0, recvlogical_rows_s = 0, publisher_rows_s = 0;
+  double cpu_us_per_row = 0;
+  int64_t peak_rss_kib = 0;
+};
+
+struct ProcessUsage {
+  double cpu_seconds = 0;
+  int64_t peak_rss_kib = 0;
+};
+
+// user+sys of every thread of `pid`, and its VmHWM, while it still runs.
+ProcessUsage Usage(pid_t pid) {
+  ProcessUsage u;
+  std::ifstream stat(absl::StrCat("/proc/", pid, "/stat"));
+  std::string line;
+  std::getline(stat, line);
+  // Fields after the command name, which is in parentheses and may hold spaces.
+  std::vector<std::string> f = absl::StrSplit(line.substr(line.rfind(')') + 2), ' ');
+  if (f.size() > 13) {
+    double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
+    u.cpu_seconds = (std::stod(f[11]) + std::stod(f[12])) / ticks;  // utime, stime.
+  }
+  std::ifstream status(absl::StrCat("/proc/", pid, "/status"));
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) u.peak_rss_kib = std::stoll(line.substr(6));
+  }
+  return u;
+}
+
+class Bench {
+ public:
+  Bench(std::vector<std::string> publisher_flags)
+      : publisher_flags_(std::move(publisher_flags)) {}
+
+  Result RunWorkload(const Workload& w) {
+    std::cerr << "bench: " << w.name << ": writing the backlog" << std::endl;
+    auto pg = Must(PgCluster::Start({"max_wal_size=4GB", "checkpoint_timeout=30min"}),
+                   "start PostgreSQL");
+    auto sql = Must(pg->Connect(), "connect");
+    Must(sql->Exec(Schema()), "schema");
+    for (const char* slot :
+         {"bench_limit_first", "bench_recvlogical", "outbox_publisher", "bench_limit_last"}) {
+      Must(sql->Exec(absl::StrCat("SELECT pg_create_logical_replication_slot('", slot,
+                                  "', 'pgoutput')")),
+           "create slot");
+    }
+    WriteBacklog(*sql, w);
+    std::string end = Must(sql->Value("SELECT pg_current_wal_insert_lsn()::text"), "lsn");
+
+    Result r{w};
+    double first = Time({BuildPath("bench-raw-reader"), pg->conninfo(),
+                         "bench_limit_first", "outbox_publisher", end});
+    r.recvlogical_rows_s =
+        w.rows / Time({"/usr/lib/postgresql/15/bin/pg_recvlogical", "-d", pg->conninfo(), "--slot",
+                       "bench_recvlogical", "--start", "-o", "proto_version=1", "-o",
+                       "publication_names=outbox_publisher", "--endpos", end, "-f",
+                       "/dev/null", "--no-loop"});
+    RunPublisher(*pg, end, &r);
+    double last = Time({BuildPath("bench-raw-reader"), pg->conninfo(),
+                        "bench_limit_last", "outbox_publisher", end});
+    r.limit_rows_s = w.rows / std::min(first, last);
+    return r;
+  }
+
+  struct Latency {
+    double rate = 0;  // Achieved transactions per second.
+    absl::Duration p50, p99, max;
+    int64_t rows = 0;
+  };
+
+  // Single-row transactions at `rate` per second for `duration`.
+  Latency SteadyState(int rate, absl::Duration duration) {
+    std::cerr << "bench: steady state: " << rate << " tx/s for "
+              << absl::FormatDuration(duration) << std::endl;
+    auto pg = Must(PgCluster::Start(), "start PostgreSQL");
+    auto sql = Must(pg->Connect(), "connect");
+    Must(sql->Exec(Schema()), "schema");
+    auto mock = Must(MockKafka::Start(1), "mock-kafka");
+    if (mock->Command(absl::StrCat("topic ", kTopic, " ", kPartitions)) != "ok")
+      Die("topic");
+    auto publisher = StartPublisher(*pg, *mock, "steady");
+    // Rows committed before the publisher created its slot would never be sent.
+    if (!WaitFor(
+            [&] {
+              auto v = sql->Value("SELECT count(*) FROM pg_replication_slots WHERE active");
+              return v.ok() && *v == "1";
+            },
+            absl::Seconds(60)))
+      Die("the publisher never started streaming: " + publisher->Log());
+    auto consumer = Must(Consumer::Start(mock->bootstrap(), {kTopic}), "consumer");
+    Must(sql->Exec("PREPARE ins(text) AS INSERT INTO outbox (id, aggregate_type, "
+                   "aggregate_id, event_type, payload) VALUES ($1, 'bench', $1, 'E', "
+                   "'{\"pad\": \"" + std::string(80, 'x') + "\"}')"),
+         "prepare");
+    std::vector<absl::Time> committed;
+    absl::Time start = absl::Now();
+    absl::Duration gap = absl::Seconds(1) / rate;
+    for (int64_t i = 0; absl::Now() - start < duration; ++i) {
+      absl::Time due = start + gap * i;
+      if (absl::Time now = absl::Now(); due > now) absl::SleepFor(due - now);
+      Must(sql->Exec(absl::StrCat("EXECUTE ins('", i, "')")), "insert");
+      committed.push_back(absl::Now());
+    }
+    absl::Duration took = absl::Now() - start;
+    WaitFor([&] { return consumer->Count() >= committed.size(); }, absl::Seconds(60));
+    std::vector<absl::Duration> latencies;
+    std::vector<bool> seen(committed.size());
+    for (const auto& rec : consumer->Records()) {
+      size_t i = std::stoul(rec.key);
+      if (i >= committed.size() || seen[i]) continue;
+      seen[i] = true;
+      latencies.push_back(rec.received - committed[i]);
+    }
+    publisher->Signal(SIGTERM);
+    publisher->Wait(absl::Seconds(60));
+    if (latencies.size() != committed.size())
+      Die(absl::StrCat("steady state: ", committed.size() - latencies.size(),
+                       " rows never arrived"));
+    std::sort(latencies.begin(), latencies.end());
+    Latency l;
+    l.rows = static_cast<int64_t>(committed.size());
+    l.rate = committed.size() / absl::ToDoubleSeconds(took);
+    l.p50 = latencies[latencies.size() / 2];
+    l.p99 = latencies[latencies.size() * 99 / 100];
+    l.max = latencies.back();
+    return l;
+  }
+
+ private:
+  static std::string Schema() {
+    return "CREATE TABLE outbox (id text PRIMARY KEY, aggregate_type text NOT NULL, "
+           "aggregate_id text NOT NULL, event_type text NOT NULL, payload jsonb NOT "
+           "NULL, headers jsonb, created_at timestamptz NOT NULL DEFAULT now()); "
+           "CREATE PUBLICATION outbox_publisher FOR TABLE outbox WITH (publish = "
+           "'insert')";
+  }
+
+  // Commits the backlog in transactions of rows_per_tx, from one DO block.
+  static void WriteBacklog(testing_harness::PgSession& sql, const Workload& w) {
+    // The payload is a JSON object of about payload_bytes.
+    int pad = std::max(1, w.payload_bytes - 12);
+    // Separate statements: a DO block may COMMIT only outside an implicit
+    // multi-statement transaction.
+    Must(sql.Exec("SET synchronous_commit = off"), "set");
+    Must(sql.Exec(absl::StrFormat(R"sql(
+      DO $$ DECLARE n bigint := 0; BEGIN
+        WHILE n < %d LOOP
+          INSERT INTO outbox (id, aggregate_type, aggregate_id, event_type, payload)
+          SELECT 'r' || g, 'bench', 'a' || (g %% 1000), 'E',
+                 jsonb_build_object('pad', repeat('x', %d))
+          FROM generate_series(n, n + %d - 1) g;
+          n := n + %d;
+          COMMIT;
+        END LOOP;
+      END $$)sql",
+                                  w.rows, pad, w.rows_per_tx, w.rows_per_tx)),
+         "write backlog");
+  }
+
+  // Runs argv to completion; returns its wall time in seconds.
+  double Time(const std::vector<std::string>& argv) {
+    std::string log = absl::StrCat("/tmp/outbox-bench-", getpid(), "-", ++runs_, ".log");
+    absl::Time start = absl::Now();
+    auto p = Must(Process::Start(argv, log), argv[0]);
+    std::optional<int> code = p->Wait(absl::Minutes(30));
+    if (!code || *code != 0)
+      Die(absl::StrCat(argv[0], " failed (exit ", code.value_or(-1), "): ", p->Log()));
+    std::remove(log.c_str());
+    return absl::ToDoubleSeconds(absl::Now() - start);
+  }
+
+  std::unique_ptr<Process> StartPublisher(PgCluster& pg, MockKafka& mock,
+                                          const std::string& name) {
+    std::vector<std::string> argv = {BuildPath("outbox-publisher"),
+                                     "--pg",
+                                     pg.conninfo(),
+                                     "--brokers",
+                                     mock.bootstrap(),
+                                     "--topic",
+                                     kTopic,
+                                     "--log-level",
+                                     "warn"};
+    argv.insert(argv.end(), publisher_flags_.begin(), publisher_flags_.end());
+    return Must(Process::Start(argv, absl::StrCat("/tmp/outbox-bench-", name, ".log")),
+                "start publisher");
+  }
+
+  void RunPublisher(PgCluster& pg, const std::string& end, Result* r) {
+    auto mock = Must(MockKafka::Start(1), "mock-kafka");
+    if (mock->Command(absl::StrCat("topic ", kTopic, " ", kPartitions)) != "ok")
+      Die("topic");
+    cdc::Lsn target = Must(cdc::Lsn::Parse(end), "lsn");
+    auto sql = Must(pg.Connect(), "connect");
+    absl::Time start = absl::Now();
+    auto publisher = StartPublisher(pg, *mock, r->w.name);
+    ProcessUsage usage;
+    bool done = WaitFor(
+        [&] {
+          usage = Usage(publisher->pid());
+          auto v = sql->Value(
+              "SELECT confirmed_flush_lsn::text FROM pg_replication_slots "
+              "WHERE slot_name = 'outbox_publisher'");
+          return v.ok() && *cdc::Lsn::Parse(*v) >= target;
+        },
+        absl::Minutes(30));
+    double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+    usage = Usage(publisher->pid());
+    if (!done || !publisher->running()) Die("publisher: " + publisher->Log());
+    publisher->Signal(SIGTERM);
+    publisher->Wait(absl::Seconds(60));
+    r->publisher_rows_s = r->w.rows / seconds;
+    r->cpu_us_per_row = usage.cpu_seconds * 1e6 / r->w.rows;
+    r->peak_rss_kib = usage.peak_rss_kib;
+  }
+
+  std::vector<std::string> publisher_flags_;
+  int runs_ = 0;
+};
+
+std::string Table(const std::vector<Result>& results, const Bench::Latency& steady,
+                  int steady_rate) {
+  std::ostringstream out;
+  out << "| workload | rows | limit (raw libpq) rows/s | pg_recvlogical rows/s | "
+         "outbox-publisher rows/s | publisher / limit | publisher CPU µs/row | "
+         "publisher peak RSS MiB |\n|---|---|---|---|---|---|---|---|\n";
+  for (const Result& r : results) {
+    out << absl::StrFormat("| %s | %d | %.1fk | %.1fk | %.1fk | %.2f× | %.2f | %.0f |\n",
+                           r.w.name, r.w.rows, r.limit_rows_s / 1000,
+                           r.recvlogical_rows_s / 1000, r.publisher_rows_s / 1000,
+                           r.publisher_rows_s / r.limit_rows_s, r.cpu_us_per_row,
+                           r.peak_rss_kib / 1024.0);
+  }
+  out << absl::StrFormat(
+      "\nSteady state: %d single-row transactions/s asked, %.0f/s achieved, %d rows; "
+      "commit-to-consumer latency p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
+      steady_rate, steady.rate, steady.rows, absl::ToDoubleMilliseconds(steady.p50),
+      absl::ToDoubleMilliseconds(steady.p99), absl::ToDoubleMilliseconds(steady.max));
+  return out.str();
+}
+
+int Main(int argc, char** argv) {
+  bool quick = false;
+  std::string markdown;
+  std::vector<std::string> publisher_flags;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--quick") {
+      quick = true;
+    } else if (a == "--markdown" && i + 1 < argc) {
+      markdown = argv[++i];
+    } else if (a == "--") {
+      publisher_flags.assign(argv + i + 1, argv + argc);
+      break;
+    } else {
+      Die("usage: outbox-bench [--quick] [--markdown FILE] [-- publisher flags ...]");
+    }
+  }
+  int64_t backlog = quick ? 5000 : 200000;
+  int64_t big = quick ? 5000 : 50000;  // 4 KiB rows: a 200 MB backlog.
+  std::vector<Workload> workloads = {
+      {"1 row/tx, 100 B", backlog, 1, 100},
+      {"10 rows/tx, 100 B", backlog, 10, 100},
+      {"1 tx of 1M rows, 100 B", quick ? 5000 : 1000000, quick ? 5000 : 1000000, 100},
+      {"1 row/tx, 4 KiB", big, 1, 4096},
+      {"10 rows/tx, 4 KiB", big, 10, 4096},
+  };
+  Bench bench(publisher_flags);
+  std::vector<Result> results;
+  for (const Workload& w : workloads) results.push_back(bench.RunWorkload(w));
+  int rate = quick ? 500 : 5000;
+  Bench::Latency steady =
+      bench.SteadyState(rate, quick ? absl::Seconds(3) : absl::Seconds(30));
+  std::string table = Table(results, steady, rate);
+  std::cout << table;
+  if (!markdown.empty()) {
+    std::ofstream out(markdown);
+    out << table;
+    if (!out) Die("cannot write " + markdown);
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace bench
+
+int main(int argc, char** argv) { return bench::Main(argc, argv); }
