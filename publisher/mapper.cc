@@ -74,7 +74,67 @@ bool IsValidTopicName(absl::string_view topic) {
   return true;
 }
 
+namespace {
+
+// `n` ASCII digits at text[at..] as a number, or -1.
+int Digits(absl::string_view text, size_t at, size_t n) {
+  if (at + n > text.size()) return -1;
+  int v = 0;
+  for (size_t i = at; i < at + n; ++i) {
+    if (!absl::ascii_isdigit(static_cast<unsigned char>(text[i]))) return -1;
+    v = v * 10 + (text[i] - '0');
+  }
+  return v;
+}
+
+// The common shape of ISO DateStyle output, "YYYY-MM-DD HH:MM:SS[.f{1,6}]" and an
+// optional "+hh[:mm[:ss]]"/"-hh..." offset, without a general time parser: this runs
+// once per row. nullopt for anything else (years past 9999, BC, infinity, ...).
+std::optional<absl::Time> ParseIsoTimestampFast(absl::string_view text) {
+  if (text.size() < 19 || text[4] != '-' || text[7] != '-' || text[10] != ' ' ||
+      text[13] != ':' || text[16] != ':')
+    return std::nullopt;
+  int year = Digits(text, 0, 4), month = Digits(text, 5, 2), day = Digits(text, 8, 2);
+  int hour = Digits(text, 11, 2), minute = Digits(text, 14, 2), second = Digits(text, 17, 2);
+  if (year < 0 || month < 1 || month > 12 || day < 1 || day > 31 || hour < 0 ||
+      hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59)
+    return std::nullopt;
+  size_t at = 19;
+  int64_t micros = 0;
+  if (at < text.size() && text[at] == '.') {
+    size_t digits = 0;
+    for (++at; at < text.size() && absl::ascii_isdigit(static_cast<unsigned char>(text[at]));
+         ++at, ++digits) {
+      if (digits == 6) return std::nullopt;
+      micros = micros * 10 + (text[at] - '0');
+    }
+    if (digits == 0) return std::nullopt;
+    for (; digits < 6; ++digits) micros *= 10;
+  }
+  int offset_seconds = 0;
+  if (at < text.size()) {
+    int sign = text[at] == '+' ? 1 : text[at] == '-' ? -1 : 0;
+    if (sign == 0) return std::nullopt;
+    int parts[3] = {0, 0, 0};
+    for (int n = 0; n < 3 && at < text.size(); ++n) {
+      if (n > 0 && text[at] != ':') return std::nullopt;
+      parts[n] = Digits(text, at + 1, 2);
+      if (parts[n] < 0) return std::nullopt;
+      at += 3;
+    }
+    if (at != text.size()) return std::nullopt;
+    offset_seconds = sign * (parts[0] * 3600 + parts[1] * 60 + parts[2]);
+  }
+  absl::CivilSecond civil(year, month, day, hour, minute, second);
+  if (civil.day() != day) return std::nullopt;  // 31 April normalised: not ours.
+  return absl::FromCivil(civil, absl::UTCTimeZone()) + absl::Microseconds(micros) -
+         absl::Seconds(offset_seconds);
+}
+
+}  // namespace
+
 absl::StatusOr<absl::Time> ParsePgTimestamp(absl::string_view text) {
+  if (std::optional<absl::Time> t = ParseIsoTimestampFast(text)) return *t;
   // Split off a trailing "+hh[:mm[:ss]]" or "-hh..." offset after the time part.
   absl::string_view body = text;
   int offset_seconds = 0;
@@ -198,18 +258,18 @@ absl::StatusOr<OutboxRecord> BoundRelation::Map(const Tuple& tuple,
         absl::StrCat("row has ", tuple.size(), " columns, table ", schema_, ".", table_,
                      " has ", column_names_.size()));
   }
-  // Text of column i; nullopt for NULL.
-  auto text = [&](size_t i) -> absl::StatusOr<std::optional<std::string>> {
+  // Text of column i, a view into `tuple`; nullopt for NULL.
+  auto text = [&](size_t i) -> absl::StatusOr<std::optional<absl::string_view>> {
     const Value& v = tuple[i];
-    if (v.kind == Value::Kind::kNull) return std::optional<std::string>();
+    if (v.kind == Value::Kind::kNull) return std::optional<absl::string_view>();
     if (v.kind != Value::Kind::kText) {
       return absl::InvalidArgumentError(
           absl::StrCat("column ", column_names_[i], " did not arrive as text"));
     }
-    return std::optional<std::string>(v.data);
+    return std::optional<absl::string_view>(v.data);
   };
-  auto required = [&](size_t i) -> absl::StatusOr<std::string> {
-    ASSIGN_OR_RETURN(std::optional<std::string> v, text(i));
+  auto required = [&](size_t i) -> absl::StatusOr<absl::string_view> {
+    ASSIGN_OR_RETURN(std::optional<absl::string_view> v, text(i));
     if (!v) {
       return absl::InvalidArgumentError(absl::StrCat("column ", column_names_[i], " of ",
                                                      schema_, ".", table_, " is NULL"));
@@ -217,26 +277,30 @@ absl::StatusOr<OutboxRecord> BoundRelation::Map(const Tuple& tuple,
     return *v;
   };
 
-  outbox::v1::Envelope e;
+  // One envelope reused row after row: Clear() keeps its strings' capacity.
+  outbox::v1::Envelope& e = *scratch_;
+  e.Clear();
   OutboxRecord record;
-  ASSIGN_OR_RETURN(record.id, required(id_));
-  ASSIGN_OR_RETURN(record.key, required(key_));
-  ASSIGN_OR_RETURN(std::optional<std::string> aggregate_type, text(aggregate_type_));
-  ASSIGN_OR_RETURN(std::optional<std::string> event_type, text(type_));
-  ASSIGN_OR_RETURN(std::optional<std::string> payload, text(payload_));
+  ASSIGN_OR_RETURN(absl::string_view id, required(id_));
+  ASSIGN_OR_RETURN(absl::string_view key, required(key_));
+  record.id.assign(id.data(), id.size());
+  record.key.assign(key.data(), key.size());
+  ASSIGN_OR_RETURN(std::optional<absl::string_view> aggregate_type, text(aggregate_type_));
+  ASSIGN_OR_RETURN(std::optional<absl::string_view> event_type, text(type_));
+  ASSIGN_OR_RETURN(std::optional<absl::string_view> payload, text(payload_));
   e.set_id(record.id);
   e.set_aggregate_id(record.key);
-  e.set_aggregate_type(aggregate_type.value_or(""));
-  e.set_event_type(event_type.value_or(""));
+  e.set_aggregate_type(std::string(aggregate_type.value_or("")));
+  e.set_event_type(std::string(event_type.value_or("")));
 
   switch (payload_type_) {
     case PayloadType::kJson:
       e.set_content_type("application/json");
-      e.set_payload(payload.value_or(""));
+      e.set_payload(payload.value_or("").data(), payload.value_or("").size());
       break;
     case PayloadType::kText:
       e.set_content_type("text/plain");
-      e.set_payload(payload.value_or(""));
+      e.set_payload(payload.value_or("").data(), payload.value_or("").size());
       break;
     case PayloadType::kBytea: {
       e.set_content_type("application/octet-stream");
@@ -256,8 +320,8 @@ absl::StatusOr<OutboxRecord> BoundRelation::Map(const Tuple& tuple,
                     {"event_type", e.event_type()},
                     {"content_type", kEnvelopeContentType}};
   if (headers_) {
-    ASSIGN_OR_RETURN(std::optional<std::string> h, text(*headers_));
-    if (h) {
+    ASSIGN_OR_RETURN(std::optional<absl::string_view> h, text(*headers_));
+    if (h && *h != "{}") {
       nlohmann::json j = nlohmann::json::parse(*h, nullptr, /*allow_exceptions=*/false);
       if (j.is_discarded() || !j.is_object()) {
         return absl::InvalidArgumentError(
@@ -275,7 +339,7 @@ absl::StatusOr<OutboxRecord> BoundRelation::Map(const Tuple& tuple,
 
   absl::Time created = src.commit_time;
   if (timestamp_) {
-    ASSIGN_OR_RETURN(std::optional<std::string> ts, text(*timestamp_));
+    ASSIGN_OR_RETURN(std::optional<absl::string_view> ts, text(*timestamp_));
     if (ts) {
       absl::StatusOr<absl::Time> t = ParsePgTimestamp(*ts);
       if (!t.ok()) {
@@ -302,12 +366,12 @@ absl::StatusOr<OutboxRecord> BoundRelation::Map(const Tuple& tuple,
       record.topic += part.literal;
       continue;
     }
-    ASSIGN_OR_RETURN(std::optional<std::string> v, text(*part.column));
+    ASSIGN_OR_RETURN(std::optional<absl::string_view> v, text(*part.column));
     if (!v) {
       return absl::InvalidArgumentError(absl::StrCat(
           "column ", column_names_[*part.column], " is NULL but names the topic"));
     }
-    record.topic += *v;
+    record.topic.append(v->data(), v->size());
   }
   if (!IsValidTopicName(record.topic)) {
     return absl::InvalidArgumentError(

@@ -11,6 +11,7 @@
 #define PUBLISHER_MAPPER_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -20,6 +21,7 @@
 #include "absl/time/time.h"
 #include "cdc/lsn.h"
 #include "cdc/pgoutput.h"
+#include "outbox/v1/envelope.pb.h"
 #include "publisher/config.h"
 
 namespace publisher {
@@ -78,6 +80,10 @@ class BoundRelation {
   std::optional<size_t> headers_, timestamp_;
   PayloadType payload_type_ = PayloadType::kJson;
   std::vector<TopicPart> topic_;
+  // The envelope Map fills, reused so its strings keep their capacity: Map is not
+  // reentrant (the relay maps on one thread). Shared by copies of the binding.
+  std::shared_ptr<outbox::v1::Envelope> scratch_ =
+      std::make_shared<outbox::v1::Envelope>();
 };
 
 // Kafka's rule for topic names: 1-249 of [a-zA-Z0-9._-].

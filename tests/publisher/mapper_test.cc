@@ -215,6 +215,34 @@ TEST(MapperTest, ParsesPostgresTimestamps) {
   EXPECT_FALSE(ParsePgTimestamp("2026-01-02 03:04:05+0").ok());
 }
 
+// The per-row fast path (ISO DateStyle) agrees with civil time arithmetic at the
+// edges, and whatever it does not recognise still goes to the general parser.
+TEST(MapperTest, ParsesTimestampEdgesLikeCivilTime) {
+  auto at = [](const char* s) {
+    absl::StatusOr<absl::Time> t = ParsePgTimestamp(s);
+    EXPECT_TRUE(t.ok()) << s << ": " << t.status();
+    return t.ok() ? absl::ToUnixMicros(*t) : 0;
+  };
+  auto civil = [](int y, int mo, int d, int h, int mi, int s) {
+    return absl::ToUnixMicros(
+        absl::FromCivil(absl::CivilSecond(y, mo, d, h, mi, s), absl::UTCTimeZone()));
+  };
+  EXPECT_EQ(at("2024-02-29 23:59:59.999999+00"), civil(2024, 2, 29, 23, 59, 59) + 999999);
+  EXPECT_EQ(at("1970-01-01 00:00:00+00"), 0);
+  EXPECT_EQ(at("1969-12-31 23:59:59.5+00"), -500000);
+  EXPECT_EQ(at("2026-06-30 12:00:00.000001+05:30:15"),
+            civil(2026, 6, 30, 6, 29, 45) + 1);
+  EXPECT_EQ(at("0001-01-01 00:00:00+00"), civil(1, 1, 1, 0, 0, 0));
+  EXPECT_EQ(at("2026-01-02 03:04:05.123+00"), civil(2026, 1, 2, 3, 4, 5) + 123000);
+  // Not the fast path's shape; the general parser takes them as before.
+  EXPECT_EQ(at("2026-01-02 03:04:05.1234567+00"), civil(2026, 1, 2, 3, 4, 5) + 123456);
+  EXPECT_EQ(at("12026-01-02 03:04:05+00"), civil(12026, 1, 2, 3, 4, 5));
+  for (const char* bad : {"2026-13-01 00:00:00+00", "2026-01-02T03:04:05+00",
+                          "2026-01-02 03:04:05.+00", "2026-01-02 03:04", "-infinity"}) {
+    EXPECT_FALSE(ParsePgTimestamp(bad).ok()) << bad;
+  }
+}
+
 TEST(MapperTest, TopicNameRules) {
   EXPECT_TRUE(IsValidTopicName("outbox.event.order_v1-x"));
   EXPECT_FALSE(IsValidTopicName(""));
