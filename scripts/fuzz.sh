@@ -7,12 +7,13 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${1:-60}
 build=${FUZZ_BUILD_DIR:-$root/build-fuzz}
+mkdir -p "$build"  # Its logs live inside it, never beside it in the source tree.
 
 CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DOUTBOX_FUZZ=ON -DOUTBOX_TESTS=OFF \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$build.configure.log" 2>&1 ||
-  { cat "$build.configure.log"; exit 1; }
-cmake --build "$build" --target pgoutput_fuzz -j"$(nproc)" >"$build.build.log" 2>&1 ||
-  { cat "$build.build.log"; exit 1; }
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$build/configure.log" 2>&1 ||
+  { cat "$build/configure.log"; exit 1; }
+cmake --build "$build" --target pgoutput_fuzz -j"$(nproc)" >"$build/build.log" 2>&1 ||
+  { cat "$build/build.log"; exit 1; }
 
 # Seeds: every recorded message in each mode the target understands.
 corpus="$build/corpus"
