@@ -32,7 +32,22 @@ sudo=""
 if [ "$(id -u)" -ne 0 ]; then
   sudo="sudo"
 fi
-echo "install-deps: installing ${missing[*]}"
+# One line per step; apt's and dpkg's pages of output go to a log that is named
+# (with its tail) if a step fails.
+log=${INSTALL_DEPS_LOG:-${TMPDIR:-/tmp}/outbox-install-deps.log}
+: >"$log"
+step() {
+  local what=$1
+  shift
+  echo "install-deps: $what"
+  if ! "$@" >>"$log" 2>&1; then
+    echo "install-deps: FAILED: $what; the full output is in $log; its end:" >&2
+    tail -n 20 "$log" >&2
+    exit 1
+  fi
+}
 export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+step "updating the package lists" $sudo apt-get update -q
+step "installing ${missing[*]}" \
+  $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+echo "install-deps: done (log: $log)"
