@@ -42,6 +42,10 @@ if [ "$quick" = false ]; then
     echo
     cat "$out"
     echo
+    echo "Targets (issue 8): publisher CPU ≤ 3 µs per row in every 100-byte workload;"
+    echo "throughput ≥ 0.95 × the limit at 10 rows per transaction and ≥ the limit at 1;"
+    echo "peak RSS ≤ 64 MiB; steady-state p99 ≤ 8 ms at 5k rows/s."
+    echo
     echo '```'
     echo "$micro"
     echo '```'

@@ -9,7 +9,7 @@
 // peak RSS (VmHWM). Then a steady-state run: single-row transactions at a fixed
 // rate, commit-to-consumer latency measured by a consumer on the same machine.
 //
-//   outbox-bench [--quick] [--markdown FILE] [-- publisher flags ...]
+//   outbox-bench [--quick] [--steady-only] [--markdown FILE] [-- publisher flags ...]
 //
 // --quick runs small backlogs (a smoke test, as ctest does); figures from it mean
 // little.
@@ -308,20 +308,23 @@ std::string Table(const std::vector<Result>& results, const Bench::Latency& stea
 }
 
 int Main(int argc, char** argv) {
-  bool quick = false;
+  bool quick = false, steady_only = false;
   std::string markdown;
   std::vector<std::string> publisher_flags;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--quick") {
       quick = true;
+    } else if (a == "--steady-only") {
+      steady_only = true;
     } else if (a == "--markdown" && i + 1 < argc) {
       markdown = argv[++i];
     } else if (a == "--") {
       publisher_flags.assign(argv + i + 1, argv + argc);
       break;
     } else {
-      Die("usage: outbox-bench [--quick] [--markdown FILE] [-- publisher flags ...]");
+      Die("usage: outbox-bench [--quick] [--steady-only] [--markdown FILE] "
+          "[-- publisher flags ...]");
     }
   }
   int64_t backlog = quick ? 5000 : 200000;
@@ -335,7 +338,9 @@ int Main(int argc, char** argv) {
   };
   Bench bench(publisher_flags);
   std::vector<Result> results;
-  for (const Workload& w : workloads) results.push_back(bench.RunWorkload(w));
+  if (!steady_only) {
+    for (const Workload& w : workloads) results.push_back(bench.RunWorkload(w));
+  }
   int rate = quick ? 500 : 5000;
   Bench::Latency steady =
       bench.SteadyState(rate, quick ? absl::Seconds(3) : absl::Seconds(30));
