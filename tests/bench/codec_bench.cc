@@ -8,25 +8,11 @@
 #include "cdc/pgoutput.h"
 #include "publisher/mapper.h"
 #include "tests/cdc/pgoutput_encoder.h"
+#include "tests/publisher/outbox_relation.h"
 
 namespace {
 
 namespace pg = cdc::pgoutput;
-
-pg::Relation Outbox() {
-  return pg::Relation{std::nullopt,
-                      16384,
-                      "public",
-                      "outbox",
-                      'd',
-                      {{1, "id", 2950, -1},
-                       {0, "aggregate_type", 25, -1},
-                       {0, "aggregate_id", 25, -1},
-                       {0, "event_type", 25, -1},
-                       {0, "payload", 3802, -1},
-                       {0, "headers", 3802, -1},
-                       {0, "created_at", 1184, -1}}};
-}
 
 pg::Value T(std::string s) { return {pg::Value::Kind::kText, std::move(s)}; }
 
@@ -47,7 +33,7 @@ const publisher::RowSource kSource{cdc::Lsn(0x1000), cdc::Lsn(0x1100), 742,
                                    absl::FromUnixSeconds(1'767'225'600), "app"};
 
 publisher::BoundRelation Bound() {
-  return *publisher::BoundRelation::Bind(Outbox(), publisher::ColumnMapping{},
+  return *publisher::BoundRelation::Bind(publisher::test_data::SchemaOutboxRelation(), publisher::ColumnMapping{},
                                          "outbox.event.{aggregate_type}");
 }
 

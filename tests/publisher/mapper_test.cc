@@ -3,6 +3,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "outbox/v1/envelope.pb.h"
+#include "tests/publisher/outbox_relation.h"
 
 namespace publisher {
 namespace {
@@ -16,18 +17,7 @@ using ::testing::Pair;
 using std::string_literals::operator""s;
 
 Relation Outbox(uint32_t payload_type = 3802) {
-  return Relation{std::nullopt,
-                  16384,
-                  "public",
-                  "outbox",
-                  'd',
-                  {{1, "id", 2950, -1},
-                   {0, "aggregate_type", 25, -1},
-                   {0, "aggregate_id", 25, -1},
-                   {0, "event_type", 25, -1},
-                   {0, "payload", payload_type, -1},
-                   {0, "headers", 3802, -1},
-                   {0, "created_at", 1184, -1}}};
+  return test_data::SchemaOutboxRelation(payload_type);
 }
 
 Value T(std::string s) { return {Value::Kind::kText, std::move(s)}; }

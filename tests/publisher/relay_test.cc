@@ -8,6 +8,7 @@
 #include "outbox/v1/envelope.pb.h"
 #include "tests/cdc/pgoutput_encoder.h"
 #include "tests/publisher/fakes.h"
+#include "tests/publisher/outbox_relation.h"
 
 namespace publisher {
 namespace {
@@ -25,18 +26,11 @@ std::string W(const pg::PgOutputMessage& m, Lsn data_start = Lsn()) {
   return cdc::BuildXLogData({data_start, Lsn(0), 0, pg::Encode(m)});
 }
 
-// The outbox table's Relation message, with `extra` text columns at the end.
+// The outbox table's Relation message without its optional columns (headers,
+// created_at), with `extra` text columns at the end.
 std::string OutboxRelation(const std::vector<std::string>& extra = {}) {
-  pg::Relation r{std::nullopt,
-                 kOutboxOid,
-                 "public",
-                 "outbox",
-                 'd',
-                 {{1, "id", 2950, -1},
-                  {0, "aggregate_type", 25, -1},
-                  {0, "aggregate_id", 25, -1},
-                  {0, "event_type", 25, -1},
-                  {0, "payload", 3802, -1}}};
+  pg::Relation r = test_data::SchemaOutboxRelation();
+  r.columns.resize(5);
   for (const std::string& name : extra) r.columns.push_back({0, name, 25, -1});
   return W(r);
 }
