@@ -252,6 +252,10 @@ absl::StatusOr<Config> ParseConfig(const std::vector<std::string>& args,
       c.help = true;
       continue;
     }
+    if (arg == "--version") {
+      c.version = true;
+      continue;
+    }
     if (arg == "-X") {
       if (i + 1 >= args.size()) return Bad("X", "", "expected -X key=value");
       RETURN_IF_ERROR(AddKafkaProperty(c, args[++i]));
@@ -315,7 +319,8 @@ std::string Usage() {
   absl::StrAppend(
       &out,
       "  -X key=value              any librdkafka property (repeatable)\n"
-      "  --help                    this text\n\n"
+      "  --help                    this text\n"
+      "  --version                 the publisher's, librdkafka's and libpq's versions\n\n"
       "Exit codes: 0 after SIGTERM/SIGINT with everything acknowledged and "
       "confirmed;\n2 invalid configuration or environment; 1 fatal runtime error.\n");
   return out;

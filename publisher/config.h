@@ -57,6 +57,7 @@ struct Config {
   LogFormat log_format = LogFormat::kJson;
   LogLevel log_level = LogLevel::kInfo;
   bool help = false;
+  bool version = false;  // --version: print the versions and exit 0.
 };
 
 using EnvLookup = std::function<std::optional<std::string>(const std::string& name)>;

@@ -15,6 +15,7 @@
 #include "publisher/pg_session.h"
 #include "publisher/relay.h"
 #include "publisher/supervisor.h"
+#include "publisher/versions.h"
 
 namespace publisher {
 namespace {
@@ -57,8 +58,14 @@ int Main(int argc, char** argv) {
     std::cout << Usage();
     return kExitOk;
   }
+  if (config->version) {
+    std::cout << VersionLine() << "\n";
+    return kExitOk;
+  }
   Logger log(config->log_format, config->log_level);
-  log.Info("starting outbox-publisher", DescribeConfig(*config));
+  std::vector<Field> fields = VersionFields();
+  for (Field& f : DescribeConfig(*config)) fields.push_back(std::move(f));
+  log.Info("starting outbox-publisher", fields);
   InstallSignalHandlers();
 
   // Kafka is created (and must answer) before PostgreSQL is touched, so a failed

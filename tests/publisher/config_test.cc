@@ -147,6 +147,8 @@ TEST(ConfigTest, BareBoolFlagMeansTrue) {
 TEST(ConfigTest, HelpIsRecognised) {
   EXPECT_TRUE(Parse({"--help"})->help);
   EXPECT_TRUE(Parse({"-h"})->help);
+  EXPECT_TRUE(Parse({"--version"})->version);
+  EXPECT_FALSE(Parse({})->version);
   std::string usage = Usage();
   for (const char* flag : {"--pg", "--slot", "--table", "--max-in-flight-bytes",
                            "--on-error", "--log-level", "-X key=value", "OUTBOX_"}) {

@@ -1,5 +1,6 @@
 // End-to-end tests of the outbox-publisher binary against a throwaway PostgreSQL
 // and mock-kafka, with a consumer reading concurrently and decoding envelopes.
+#include <librdkafka/rdkafka.h>
 #include <signal.h>
 
 #include <map>
@@ -273,6 +274,26 @@ TEST_F(PublisherTest, ImplicitAckRewindsAndNothingConfirmedIsLost) {
   EXPECT_THAT(publisher_->Log(), HasSubstr(kUnproven))
       << "no implicit ack happened: the test did not exercise the rewind";
   EXPECT_THAT(publisher_->Log(), HasSubstr("rewinding to the slot"));
+}
+
+// --version names the three versions an operator reports with a bug, and the
+// startup line carries the same, so a log alone tells what was running.
+TEST_F(PublisherTest, VersionPrintsItsOwnLibrdkafkaAndLibpqVersions) {
+  std::string out_path = absl::StrCat(cluster_->dir(), "/version.out");
+  auto p = ValueOrDie(
+      Process::Start({testing_harness::BuildPath("outbox-publisher"), "--version"}, out_path));
+  EXPECT_EQ(p->Wait(absl::Seconds(30)), 0);
+  std::string expected_kafka = absl::StrCat("librdkafka ", rd_kafka_version_str(), ", ");
+  EXPECT_THAT(p->Log(), ::testing::MatchesRegex(
+                            "outbox-publisher [0-9]+\\.[0-9]+\\.[0-9]+ \\(librdkafka "
+                            "[0-9.]+, libpq [0-9]+\\.[0-9]+\\)\n"));
+  EXPECT_THAT(p->Log(), HasSubstr(expected_kafka));
+
+  publisher_ = StartPublisher();
+  EXPECT_THAT(publisher_->Log(),
+              HasSubstr(absl::StrCat("\"librdkafka_version\":\"", rd_kafka_version_str())));
+  EXPECT_THAT(publisher_->Log(), HasSubstr("\"libpq_version\":\""));
+  EXPECT_THAT(publisher_->Log(), HasSubstr("\"version\":\""));
 }
 
 TEST_F(PublisherTest, SurvivesPostgresRestartAndTerminatedWalsender) {
