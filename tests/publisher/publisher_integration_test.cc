@@ -361,6 +361,35 @@ TEST_F(PublisherTest, TwoPublishersOnOneSlotFormAHotStandbyPair) {
   EXPECT_EQ(standby->Wait(absl::Seconds(60)), 0) << standby->Log();
 }
 
+// No output ever shows a secret: a password planted in the conninfo and in secret
+// librdkafka properties must not appear in any log line, at the most verbose level,
+// through start, streaming, stats and stop.
+TEST_F(PublisherTest, PlantedSecretsNeverReachTheLog) {
+  const std::string kPgSecret = "PlantedPgSecret-7f3a";
+  const std::string kKafkaSecret = "PlantedKafkaSecret-91c2";
+  publisher_ = StartPublisher(
+      {"--pg", absl::StrCat(cluster_->conninfo(), " password=", kPgSecret), "--log-level",
+       "debug", "-X", absl::StrCat("sasl.password=", kKafkaSecret), "-X",
+       absl::StrCat("ssl.key.password=", kKafkaSecret), "-X", "debug=conf,broker"});
+  auto consumer = StartConsumer();
+  ASSERT_TRUE(sql_->Exec("INSERT INTO outbox (aggregate_type, aggregate_id, event_type, "
+                         "payload) VALUES ('order', 'o-1', 'E', '{}')")
+                  .ok());
+  Lsn end = WalInsert();
+  ASSERT_TRUE(WaitFor([&] { return Confirmed() >= end; }, absl::Seconds(60)));
+  ASSERT_TRUE(WaitFor([&] { return absl::StrContains(publisher_->Log(), "\"stats\""); },
+                      absl::Seconds(30)));
+  publisher_->Signal(SIGTERM);
+  EXPECT_EQ(publisher_->Wait(absl::Seconds(60)), 0);
+  std::string log = publisher_->Log();
+  EXPECT_THAT(log, HasSubstr("password=********")) << "the planted secret was not configured";
+  EXPECT_THAT(log, HasSubstr("\"X.sasl.password\":\"********\""));
+  for (absl::string_view line : absl::StrSplit(log, '\n')) {
+    EXPECT_FALSE(absl::StrContains(line, kPgSecret)) << line;
+    EXPECT_FALSE(absl::StrContains(line, kKafkaSecret)) << line;
+  }
+}
+
 TEST_F(PublisherTest, IdleOutboxDoesNotPinWal) {
   publisher_ = StartPublisher();
   for (int round = 0; round < 3; ++round) {
