@@ -52,13 +52,16 @@
 #include "tests/chaos/audit.h"
 #include "tests/chaos/sampler.h"
 #include "tests/chaos/verifier.h"
+#include "tests/harness/fatal.h"
 #include "tests/harness/pg_cluster.h"
 #include "tests/harness/processes.h"
 
 namespace chaos {
 namespace {
 
+using testing_harness::Die;
 using testing_harness::MockKafka;
+using testing_harness::Must;
 using testing_harness::PgCluster;
 using testing_harness::PgSession;
 using testing_harness::Process;
@@ -80,16 +83,6 @@ struct Options {
 
 void Say(const std::string& line) { std::cout << "chaos: " << line << std::endl; }
 
-[[noreturn]] void Die(const std::string& why) {
-  std::cerr << "chaos: FATAL: " << why << std::endl;
-  std::exit(2);
-}
-
-template <typename T>
-T Must(absl::StatusOr<T> v, const char* what) {
-  if (!v.ok()) Die(absl::StrCat(what, ": ", v.status().ToString()));
-  return *std::move(v);
-}
 
 // How often `needle` occurs in the files of `dir`.
 int64_t CountInLogs(const std::string& dir, const std::string& needle) {

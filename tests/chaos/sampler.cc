@@ -3,11 +3,11 @@
 
 #include <librdkafka/rdkafka.h>
 
-#include <cstdlib>
-#include <iostream>
 
 #include "absl/time/clock.h"
+#include "absl/strings/str_cat.h"
 #include "cdc/lsn.h"
+#include "tests/harness/fatal.h"
 
 namespace chaos {
 
@@ -35,10 +35,7 @@ void ConfirmationSampler::Reconnect() {
   rd_kafka_conf_set(conf, "bootstrap.servers", brokers_.c_str(), err, sizeof(err));
   rd_kafka_conf_set(conf, "log_level", "2", err, sizeof(err));
   rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
-  if (rk == nullptr) {
-    std::cerr << "chaos: FATAL: sampler: " << err << std::endl;
-    std::exit(2);
-  }
+  if (rk == nullptr) testing_harness::Die(absl::StrCat("sampler: ", err));
   rk_ = rk;
 }
 

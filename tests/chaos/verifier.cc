@@ -2,11 +2,10 @@
 #include "tests/chaos/verifier.h"
 
 #include <algorithm>
-#include <cstdlib>
-#include <iostream>
 
 #include "absl/time/clock.h"
 #include "outbox/v1/envelope.pb.h"
+#include "tests/harness/fatal.h"
 
 namespace chaos {
 
@@ -29,11 +28,7 @@ void Verifier::Restart() {
     absl::SleepFor(absl::Milliseconds(500));
     consumer = testing_harness::Consumer::Start(brokers_, {topic_}, next);
   }
-  if (!consumer.ok()) {
-    std::cerr << "chaos: FATAL: start consumer: " << consumer.status() << std::endl;
-    std::exit(2);
-  }
-  consumer_ = *std::move(consumer);
+  consumer_ = testing_harness::Must(std::move(consumer), "start consumer");
 }
 
 void Verifier::Collect() {
