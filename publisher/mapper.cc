@@ -87,10 +87,10 @@ int Digits(absl::string_view text, size_t at, size_t n) {
   return v;
 }
 
-// The common shape of ISO DateStyle output, "YYYY-MM-DD HH:MM:SS[.f{1,6}]" and an
-// optional "+hh[:mm[:ss]]"/"-hh..." offset, without a general time parser: this runs
+// The common shape of an ISO DateStyle date and time without its offset,
+// "YYYY-MM-DD HH:MM:SS[.f{1,6}]", as UTC, without a general time parser: this runs
 // once per row. nullopt for anything else (years past 9999, BC, infinity, ...).
-std::optional<absl::Time> ParseIsoTimestampFast(absl::string_view text) {
+std::optional<absl::Time> ParseIsoDateTimeFast(absl::string_view text) {
   if (text.size() < 19 || text[4] != '-' || text[7] != '-' || text[10] != ' ' ||
       text[13] != ':' || text[16] != ':')
     return std::nullopt;
@@ -99,42 +99,23 @@ std::optional<absl::Time> ParseIsoTimestampFast(absl::string_view text) {
   if (year < 0 || month < 1 || month > 12 || day < 1 || day > 31 || hour < 0 ||
       hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59)
     return std::nullopt;
-  size_t at = 19;
   int64_t micros = 0;
-  if (at < text.size() && text[at] == '.') {
-    size_t digits = 0;
-    for (++at; at < text.size() && absl::ascii_isdigit(static_cast<unsigned char>(text[at]));
-         ++at, ++digits) {
-      if (digits == 6) return std::nullopt;
-      micros = micros * 10 + (text[at] - '0');
-    }
-    if (digits == 0) return std::nullopt;
+  if (text.size() > 19) {
+    size_t digits = text.size() - 20;
+    if (text[19] != '.' || digits == 0 || digits > 6) return std::nullopt;
+    int fraction = Digits(text, 20, digits);
+    if (fraction < 0) return std::nullopt;
+    micros = fraction;
     for (; digits < 6; ++digits) micros *= 10;
-  }
-  int offset_seconds = 0;
-  if (at < text.size()) {
-    int sign = text[at] == '+' ? 1 : text[at] == '-' ? -1 : 0;
-    if (sign == 0) return std::nullopt;
-    int parts[3] = {0, 0, 0};
-    for (int n = 0; n < 3 && at < text.size(); ++n) {
-      if (n > 0 && text[at] != ':') return std::nullopt;
-      parts[n] = Digits(text, at + 1, 2);
-      if (parts[n] < 0) return std::nullopt;
-      at += 3;
-    }
-    if (at != text.size()) return std::nullopt;
-    offset_seconds = sign * (parts[0] * 3600 + parts[1] * 60 + parts[2]);
   }
   absl::CivilSecond civil(year, month, day, hour, minute, second);
   if (civil.day() != day) return std::nullopt;  // 31 April normalised: not ours.
-  return absl::FromCivil(civil, absl::UTCTimeZone()) + absl::Microseconds(micros) -
-         absl::Seconds(offset_seconds);
+  return absl::FromCivil(civil, absl::UTCTimeZone()) + absl::Microseconds(micros);
 }
 
 }  // namespace
 
 absl::StatusOr<absl::Time> ParsePgTimestamp(absl::string_view text) {
-  if (std::optional<absl::Time> t = ParseIsoTimestampFast(text)) return *t;
   // Split off a trailing "+hh[:mm[:ss]]" or "-hh..." offset after the time part.
   absl::string_view body = text;
   int offset_seconds = 0;
@@ -158,8 +139,10 @@ absl::StatusOr<absl::Time> ParsePgTimestamp(absl::string_view text) {
   }
   absl::Time t;
   std::string err;
-  if (!absl::ParseTime("%Y-%m-%d %H:%M:%E*S", std::string(body), absl::UTCTimeZone(), &t,
-                       &err)) {
+  if (std::optional<absl::Time> fast = ParseIsoDateTimeFast(body)) {
+    t = *fast;
+  } else if (!absl::ParseTime("%Y-%m-%d %H:%M:%E*S", std::string(body),
+                              absl::UTCTimeZone(), &t, &err)) {
     return absl::InvalidArgumentError(absl::StrCat("unrecognised timestamp \"", text,
                                                    "\": expected ISO DateStyle output"));
   }
@@ -293,14 +276,15 @@ absl::StatusOr<OutboxRecord> BoundRelation::Map(const Tuple& tuple,
   e.set_aggregate_type(std::string(aggregate_type.value_or("")));
   e.set_event_type(std::string(event_type.value_or("")));
 
+  absl::string_view payload_text = payload.value_or("");
   switch (payload_type_) {
     case PayloadType::kJson:
       e.set_content_type("application/json");
-      e.set_payload(payload.value_or("").data(), payload.value_or("").size());
+      e.set_payload(payload_text.data(), payload_text.size());
       break;
     case PayloadType::kText:
       e.set_content_type("text/plain");
-      e.set_payload(payload.value_or("").data(), payload.value_or("").size());
+      e.set_payload(payload_text.data(), payload_text.size());
       break;
     case PayloadType::kBytea: {
       e.set_content_type("application/octet-stream");
