@@ -31,6 +31,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "cdc/lsn.h"
+#include "tests/harness/fatal.h"
 #include "tests/harness/pg_cluster.h"
 #include "tests/harness/processes.h"
 
@@ -39,7 +40,9 @@ namespace {
 
 using testing_harness::BuildPath;
 using testing_harness::Consumer;
+using testing_harness::Die;
 using testing_harness::MockKafka;
+using testing_harness::Must;
 using testing_harness::PgCluster;
 using testing_harness::Process;
 using testing_harness::WaitFor;
@@ -47,16 +50,6 @@ using testing_harness::WaitFor;
 constexpr char kTopic[] = "outbox.event.bench";
 constexpr int kPartitions = 32;
 
-[[noreturn]] void Die(const std::string& why) {
-  std::cerr << "bench: FATAL: " << why << std::endl;
-  std::exit(2);
-}
-
-template <typename T>
-T Must(absl::StatusOr<T> v, const std::string& what) {
-  if (!v.ok()) Die(absl::StrCat(what, ": ", v.status().ToString()));
-  return *std::move(v);
-}
 
 struct Workload {
   std::string name;
@@ -124,7 +117,7 @@ class Bench {
                        "bench_recvlogical", "--start", "-o", "proto_version=1", "-o",
                        "publication_names=outbox_publisher", "--endpos", end, "-f",
                        "/dev/null", "--no-loop"});
-    RunPublisher(*pg, end, &r);
+    RunPublisher(*pg, *sql, end, &r);
     double last = Time({BuildPath("bench-raw-reader"), pg->conninfo(),
                         "bench_limit_last", "outbox_publisher", end});
     r.limit_rows_s = w.rows / std::min(first, last);
@@ -254,26 +247,24 @@ class Bench {
                 "start publisher");
   }
 
-  void RunPublisher(PgCluster& pg, const std::string& end, Result* r) {
+  void RunPublisher(PgCluster& pg, testing_harness::PgSession& sql, const std::string& end,
+                    Result* r) {
     auto mock = Must(MockKafka::Start(1), "mock-kafka");
     if (mock->Command(absl::StrCat("topic ", kTopic, " ", kPartitions)) != "ok")
       Die("topic");
     cdc::Lsn target = Must(cdc::Lsn::Parse(end), "lsn");
-    auto sql = Must(pg.Connect(), "connect");
     absl::Time start = absl::Now();
     auto publisher = StartPublisher(pg, *mock, r->w.name);
-    ProcessUsage usage;
     bool done = WaitFor(
         [&] {
-          usage = Usage(publisher->pid());
-          auto v = sql->Value(
+          auto v = sql.Value(
               "SELECT confirmed_flush_lsn::text FROM pg_replication_slots "
               "WHERE slot_name = 'outbox_publisher'");
           return v.ok() && *cdc::Lsn::Parse(*v) >= target;
         },
         absl::Minutes(30));
     double seconds = absl::ToDoubleSeconds(absl::Now() - start);
-    usage = Usage(publisher->pid());
+    ProcessUsage usage = Usage(publisher->pid());  // Still running: all its threads.
     if (!done || !publisher->running()) Die("publisher: " + publisher->Log());
     publisher->Signal(SIGTERM);
     publisher->Wait(absl::Seconds(60));
