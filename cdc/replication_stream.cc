@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
 #include "cdc/conninfo.h"
 #include "cdc/pg_time.h"
 #include "cdc/status_macros.h"
@@ -393,6 +394,7 @@ absl::Status ReplicationStream::WaitSocket(absl::Time deadline, bool* ready) {
 absl::StatusOr<std::optional<ServerMessage>> ReplicationStream::Read(
     absl::Time deadline) {
   if (!streaming_) return absl::FailedPreconditionError("Read before Start");
+  bool napped = false;
   while (true) {
     FreeBuffer();
     int n = PQgetCopyData(conn_, &buffer_, /*async=*/1);
@@ -420,6 +422,19 @@ absl::StatusOr<std::optional<ServerMessage>> ReplicationStream::Read(
       return absl::UnavailableError(message);
     }
     if (n == -2) return ConnectionError("replication stream read failed");
+    // Nothing buffered. Mid-backlog the walsender sends every message as a segment
+    // of its own; a reader that wakes for each one spends its time in the kernel and,
+    // on a small machine, takes the CPU the walsender needs to send more. A short nap
+    // lets a batch gather, read by one recv. Once per call, and never past the
+    // deadline: it adds at most read_coalesce to a message's latency.
+    if (!napped && read_coalesce_ > absl::ZeroDuration() &&
+        absl::Now() + read_coalesce_ < deadline) {
+      napped = true;
+      absl::SleepFor(read_coalesce_);
+      if (PQconsumeInput(conn_) == 0)
+        return ConnectionError("replication stream read failed");
+      continue;
+    }
     bool ready = false;
     RETURN_IF_ERROR(WaitSocket(deadline, &ready));
     if (!ready) return std::optional<ServerMessage>();

@@ -64,6 +64,10 @@ class WalStream {
 
 class ReplicationStream : public WalStream {
  public:
+  // Measured with scripts/bench.sh on 2 cores: 100 us cut the CPU per row of a
+  // 1-row-per-transaction backlog from 16 to 6.5 us and doubled its throughput.
+  static constexpr absl::Duration kDefaultReadCoalesce = absl::Microseconds(100);
+
   // Connects with `conninfo` (key=value string or URI; "" = PG* environment), adding
   // replication=database. Fails with kUnavailable when the server cannot be reached
   // and kFailedPrecondition when it refuses (authentication, no replication role).
@@ -120,6 +124,10 @@ class ReplicationStream : public WalStream {
   // LSN never goes backwards: a smaller value re-sends the previous one.
   [[nodiscard]] absl::Status SendStatus(Lsn flush, bool reply_requested) override;
 
+  // How long Read naps, once per call, when nothing is buffered, before it waits on
+  // the socket (see Read's implementation for why). Zero wakes for every segment.
+  void set_read_coalesce(absl::Duration d) { read_coalesce_ = d; }
+
   Lsn confirmed_flush() const { return flush_; }
   Lsn received_wal_end() const { return received_; }
 
@@ -145,6 +153,7 @@ class ReplicationStream : public WalStream {
   bool streaming_ = false;
   Lsn flush_;
   Lsn received_;
+  absl::Duration read_coalesce_ = kDefaultReadCoalesce;
 };
 
 }  // namespace cdc
