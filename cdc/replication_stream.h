@@ -2,8 +2,8 @@
 // the walsender lives here, and nothing else does. Parsing is cdc/framing.h's job and
 // decoding cdc/pgoutput.h's; this class only moves bytes and runs commands.
 //
-// Lifecycle: Connect -> (IdentifySystem, CheckWalLevel, EnsurePublication,
-// EnsureSlot) -> Start -> Read/SendStatus ... -> Stop. One thread at a time.
+// Lifecycle: Connect -> IdentifySystem (and catalog work through sql(), see
+// cdc/catalog.h) -> Start -> Read/SendStatus ... -> Stop. One thread at a time.
 //
 // Status codes: kUnavailable = connection trouble, retrying later may work;
 // kFailedPrecondition = the server or its objects need fixing (wal_level, a slot of
@@ -24,8 +24,7 @@
 #include "cdc/framing.h"
 #include "cdc/lsn.h"
 #include "cdc/pgoutput.h"
-
-typedef struct pg_conn PGconn;
+#include "cdc/sql_connection.h"
 
 namespace cdc {
 
@@ -82,27 +81,6 @@ class ReplicationStream : public WalStream {
 
   [[nodiscard]] absl::StatusOr<SystemIdentity> IdentifySystem();
 
-  // kFailedPrecondition unless wal_level is logical.
-  [[nodiscard]] absl::Status CheckWalLevel();
-
-  // Ensures publication `name` exists and publishes INSERTs of every table in
-  // `tables` ("schema.table"). When missing and `create`, creates it FOR TABLE
-  // `tables` WITH (publish = 'insert').
-  [[nodiscard]] absl::Status EnsurePublication(const std::string& name,
-                                               const std::vector<std::string>& tables,
-                                               bool create);
-
-  // The current shape of table `schema`.`table` from the catalog, as a Relation
-  // message would describe it (no OID-level detail beyond columns and types).
-  // kFailedPrecondition when the table does not exist.
-  [[nodiscard]] absl::StatusOr<pgoutput::Relation> DescribeTable(
-      const std::string& schema, const std::string& table);
-
-  // Ensures logical slot `slot` exists in this database with the pgoutput plugin,
-  // creating it when missing and `create`. kFailedPrecondition for a slot of another
-  // plugin or database, a physical slot, or a slot whose WAL was removed.
-  [[nodiscard]] absl::Status EnsureSlot(const std::string& slot, bool create);
-
   // START_REPLICATION SLOT ... LOGICAL; the connection is in copy-both mode after.
   // kUnavailable when the slot is active in another connection ("replication slot
   // ... is active for PID ...": wait and retry) or the server is going away.
@@ -135,20 +113,19 @@ class ReplicationStream : public WalStream {
   // and completes the command. The connection can then run commands again.
   [[nodiscard]] absl::Status Stop(absl::Time deadline) override;
 
- private:
-  explicit ReplicationStream(PGconn* conn) : conn_(conn) {}
+  // The connection, for catalog reads and EnsureSlot/EnsurePublication before
+  // Start (cdc/catalog.h). Not while streaming.
+  SqlConnection& sql() { return *sql_; }
 
-  // Runs a command that returns rows (or none) and gives them back as text.
-  absl::StatusOr<std::vector<std::vector<std::optional<std::string>>>> Query(
-      const std::string& sql);
-  absl::Status Command(const std::string& sql);
-  std::string Quote(absl::string_view identifier);
-  std::string Literal(absl::string_view text);
+ private:
+  explicit ReplicationStream(std::unique_ptr<SqlConnection> sql);
+
   absl::Status ConnectionError(absl::string_view what);
   absl::Status WaitSocket(absl::Time deadline, bool* ready);
   void FreeBuffer();
 
-  PGconn* conn_;
+  std::unique_ptr<SqlConnection> sql_;
+  PGconn* conn_;  // sql_'s.
   char* buffer_ = nullptr;  // Last CopyData from PQgetCopyData, freed on next Read.
   bool streaming_ = false;
   Lsn flush_;

@@ -2,6 +2,7 @@
 #include "publisher/pg_session.h"
 
 #include "absl/strings/str_cat.h"
+#include "cdc/catalog.h"
 #include "cdc/replication_stream.h"
 #include "cdc/status_macros.h"
 #include "publisher/mapper.h"
@@ -12,16 +13,17 @@ absl::StatusOr<Session> PgSessionSource::Open() {
   ASSIGN_OR_RETURN(std::unique_ptr<cdc::ReplicationStream> stream,
                    cdc::ReplicationStream::Connect(config_.pg));
   ASSIGN_OR_RETURN(cdc::SystemIdentity id, stream->IdentifySystem());
-  RETURN_IF_ERROR(stream->CheckWalLevel());
+  RETURN_IF_ERROR(cdc::EnsureWalLevel(stream->sql()));
   std::vector<std::string> tables;
   for (const TableName& t : config_.tables) {
     ASSIGN_OR_RETURN(cdc::pgoutput::Relation shape,
-                     stream->DescribeTable(t.schema, t.table));
+                     cdc::DescribeTable(stream->sql(), t.schema, t.table));
     RETURN_IF_ERROR(BoundRelation::Bind(shape, config_.columns, config_.topic).status());
     tables.push_back(absl::StrCat(t.schema, ".", t.table));
   }
-  RETURN_IF_ERROR(stream->EnsurePublication(config_.publication, tables, config_.create));
-  RETURN_IF_ERROR(stream->EnsureSlot(config_.slot, config_.create));
+  RETURN_IF_ERROR(
+      cdc::EnsurePublication(stream->sql(), config_.publication, tables, config_.create));
+  RETURN_IF_ERROR(cdc::EnsureSlot(stream->sql(), config_.slot, config_.create));
 
   cdc::StartOptions start;
   start.slot = config_.slot;

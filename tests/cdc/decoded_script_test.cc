@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cdc/relation_cache.h"
+#include "cdc/catalog.h"
 #include "cdc/replication_stream.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -119,7 +120,7 @@ TEST(DecodedScriptTest, EveryTransactionDecodesExactlyInCommitOrder) {
   )sql")
                   .ok());
   auto stream = ValueOrDie(ReplicationStream::Connect(cluster->conninfo()));
-  ASSERT_TRUE(stream->EnsureSlot("s", true).ok());
+  ASSERT_TRUE(cdc::EnsureSlot(stream->sql(), "s", true).ok());
 
   // Runs one transaction and returns its xid.
   auto tx = [&](const std::string& body) {

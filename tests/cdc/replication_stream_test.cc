@@ -1,6 +1,7 @@
 // Integration tests of the cdc layer against a throwaway PostgreSQL 15: the libpq
 // shell (connect, checks, slot and publication, start, read, status, stop) and the
 // decoded stream of a script of transactions, compared exactly.
+#include "cdc/catalog.h"
 #include "cdc/replication_stream.h"
 
 #include <string>
@@ -62,8 +63,8 @@ class ReplicationStreamTest : public ::testing::Test {
   // A stream on a fresh slot "s" and publication "pub" (created by the stream).
   std::unique_ptr<ReplicationStream> StartStream(const StartOptions& extra = {}) {
     auto stream = Connect();
-    EXPECT_TRUE(stream->EnsurePublication("pub", {"public.outbox"}, true).ok());
-    EXPECT_TRUE(stream->EnsureSlot("s", true).ok());
+    EXPECT_TRUE(cdc::EnsurePublication(stream->sql(), "pub", {"public.outbox"}, true).ok());
+    EXPECT_TRUE(cdc::EnsureSlot(stream->sql(), "s", true).ok());
     StartOptions options = extra;
     options.slot = "s";
     options.publications = {"pub"};
@@ -95,7 +96,7 @@ TEST_F(ReplicationStreamTest, ConnectsWithConninfoOrUriAndIdentifiesTheSystem) {
     EXPECT_TRUE(id.xlog_pos.is_valid());
     EXPECT_FALSE(id.system_id.empty());
     EXPECT_GE(stream->server_version(), 150000);
-    ASSERT_OK(stream->CheckWalLevel());
+    ASSERT_OK(cdc::EnsureWalLevel(stream->sql()));
   }
 }
 
@@ -122,7 +123,7 @@ TEST_F(ReplicationStreamTest, UnknownDatabaseIsFailedPrecondition) {
 TEST(ReplicationStreamWalLevelTest, WalLevelReplicaIsFailedPrecondition) {
   auto cluster = ValueOrDie(PgCluster::Start({"wal_level=replica"}));
   auto stream = ValueOrDie(ReplicationStream::Connect(cluster->conninfo()));
-  absl::Status s = stream->CheckWalLevel();
+  absl::Status s = cdc::EnsureWalLevel(stream->sql());
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(s.message(), HasSubstr("wal_level is 'replica'"));
   EXPECT_THAT(s.message(), HasSubstr("wal_level = logical"));
@@ -130,20 +131,20 @@ TEST(ReplicationStreamWalLevelTest, WalLevelReplicaIsFailedPrecondition) {
 
 TEST_F(ReplicationStreamTest, PublicationAndSlotAreCreatedOnlyWhenAllowed) {
   auto stream = Connect();
-  absl::Status s = stream->EnsurePublication("pub", {"public.outbox"}, false);
+  absl::Status s = cdc::EnsurePublication(stream->sql(), "pub", {"public.outbox"}, false);
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(s.message(),
               HasSubstr("CREATE PUBLICATION \"pub\" FOR TABLE \"public\".\"outbox\""));
-  s = stream->EnsureSlot("s", false);
+  s = cdc::EnsureSlot(stream->sql(), "s", false);
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(s.message(), HasSubstr("does not exist"));
   EXPECT_EQ(ValueOrDie(session_->Exec("SELECT 1 FROM pg_replication_slots")).size(), 0u);
 
-  ASSERT_OK(stream->EnsurePublication("pub", {"public.outbox"}, true));
-  ASSERT_OK(stream->EnsureSlot("s", true));
+  ASSERT_OK(cdc::EnsurePublication(stream->sql(), "pub", {"public.outbox"}, true));
+  ASSERT_OK(cdc::EnsureSlot(stream->sql(), "s", true));
   // Idempotent: both exist now.
-  ASSERT_OK(stream->EnsurePublication("pub", {"public.outbox"}, false));
-  ASSERT_OK(stream->EnsureSlot("s", false));
+  ASSERT_OK(cdc::EnsurePublication(stream->sql(), "pub", {"public.outbox"}, false));
+  ASSERT_OK(cdc::EnsureSlot(stream->sql(), "s", false));
   EXPECT_EQ(ValueOrDie(session_->Value(
                 "SELECT pubinsert::text || pubupdate::text || pubdelete::text || "
                 "pubtruncate::text FROM pg_publication WHERE pubname = 'pub'")),
@@ -158,11 +159,11 @@ TEST_F(ReplicationStreamTest, PublicationAndSlotAreCreatedOnlyWhenAllowed) {
 
 TEST_F(ReplicationStreamTest, MissingTableAndBadNamesAreClearErrors) {
   auto stream = Connect();
-  absl::Status s = stream->EnsurePublication("pub", {"public.no_such_table"}, true);
+  absl::Status s = cdc::EnsurePublication(stream->sql(), "pub", {"public.no_such_table"}, true);
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(s.message(), HasSubstr("no_such_table"));
   EXPECT_THAT(s.message(), HasSubstr("create the outbox table first"));
-  EXPECT_EQ(stream->EnsureSlot("Bad-Name", true).code(),
+  EXPECT_EQ(cdc::EnsureSlot(stream->sql(), "Bad-Name", true).code(),
             absl::StatusCode::kInvalidArgument);
 }
 
@@ -170,7 +171,7 @@ TEST_F(ReplicationStreamTest, SlotOfAnotherPluginIsFailedPrecondition) {
   ASSERT_OK(
       session_->Exec("SELECT pg_create_logical_replication_slot('s', 'test_decoding')")
           .status());
-  absl::Status s = Connect()->EnsureSlot("s", true);
+  absl::Status s = cdc::EnsureSlot(Connect()->sql(), "s", true);
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(s.message(), HasSubstr("uses plugin test_decoding, not pgoutput"));
   EXPECT_THAT(s.message(), HasSubstr("pg_drop_replication_slot('s')"));

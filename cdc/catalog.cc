@@ -1,0 +1,218 @@
+// Catalog reads (pg_settings, pg_roles, pg_class, pg_publication*,
+// pg_replication_slots) and the publication/slot creation.
+#include "cdc/catalog.h"
+
+#include <cstdlib>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "cdc/status_macros.h"
+
+namespace cdc {
+namespace {
+
+std::string Text(const std::optional<std::string>& v) { return v.value_or(""); }
+bool Bool(const std::optional<std::string>& v) { return v.value_or("f") == "t"; }
+int64_t Int(const std::optional<std::string>& v) {
+  int64_t n = 0;
+  return v && absl::SimpleAtoi(*v, &n) ? n : 0;
+}
+
+absl::Status Shape(const SqlRows& rows, size_t columns, absl::string_view what) {
+  if (rows.size() == 1 && rows[0].size() == columns) return absl::OkStatus();
+  return absl::DataLossError(absl::StrCat(what, " returned an unexpected shape"));
+}
+
+}  // namespace
+
+absl::Status ValidateSlotName(absl::string_view slot) {
+  bool ok = !slot.empty() && slot.size() <= 63;
+  for (char c : slot)
+    ok = ok && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_');
+  if (ok) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("invalid replication slot name \"", slot,
+                   "\": use 1-63 lower-case letters, digits and underscores"));
+}
+
+absl::StatusOr<ServerFacts> ReadServerFacts(SqlConnection& sql) {
+  ASSIGN_OR_RETURN(
+      SqlRows rows,
+      sql.Query("SELECT current_setting('server_version_num'), "
+                "current_setting('server_version'), current_setting('wal_level'), "
+                "pg_catalog.pg_is_in_recovery(), current_setting('max_replication_slots'), "
+                "(SELECT count(*) FROM pg_catalog.pg_replication_slots), "
+                "current_setting('max_wal_senders'), "
+                "(SELECT count(*) FROM pg_catalog.pg_stat_replication), "
+                "r.rolname, r.rolreplication, r.rolsuper, current_database() "
+                "FROM pg_catalog.pg_roles r WHERE r.rolname = current_user"));
+  RETURN_IF_ERROR(Shape(rows, 12, "the server settings query"));
+  const auto& r = rows[0];
+  ServerFacts f;
+  f.version_num = static_cast<int>(Int(r[0]));
+  f.version = Text(r[1]);
+  f.wal_level = Text(r[2]);
+  f.in_recovery = Bool(r[3]);
+  f.max_replication_slots = static_cast<int>(Int(r[4]));
+  f.replication_slots_used = static_cast<int>(Int(r[5]));
+  f.max_wal_senders = static_cast<int>(Int(r[6]));
+  f.wal_senders_used = static_cast<int>(Int(r[7]));
+  f.role = Text(r[8]);
+  f.role_replication = Bool(r[9]);
+  f.role_superuser = Bool(r[10]);
+  f.database = Text(r[11]);
+  return f;
+}
+
+absl::StatusOr<TableFacts> ReadTableFacts(SqlConnection& sql, const std::string& schema,
+                                          const std::string& table) {
+  TableFacts f;
+  f.schema = schema;
+  f.table = table;
+  ASSIGN_OR_RETURN(
+      SqlRows rows,
+      sql.Query(absl::StrCat(
+          "SELECT pg_catalog.has_table_privilege(c.oid, 'SELECT'), "
+          "pg_catalog.pg_has_role(c.relowner, 'USAGE') FROM pg_catalog.pg_class c "
+          "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ",
+          sql.Literal(schema), " AND c.relname = ", sql.Literal(table),
+          " AND c.relkind IN ('r', 'p')")));
+  if (rows.empty()) return f;
+  RETURN_IF_ERROR(Shape(rows, 2, "the table privileges query"));
+  f.exists = true;
+  f.can_select = Bool(rows[0][0]);
+  f.owned = Bool(rows[0][1]);
+  ASSIGN_OR_RETURN(f.shape, DescribeTable(sql, schema, table));
+  return f;
+}
+
+absl::StatusOr<PublicationFacts> ReadPublicationFacts(SqlConnection& sql,
+                                                      const std::string& name) {
+  PublicationFacts f;
+  f.name = name;
+  ASSIGN_OR_RETURN(SqlRows rows,
+                   sql.Query(absl::StrCat(
+                       "SELECT pubinsert FROM pg_catalog.pg_publication WHERE pubname = ",
+                       sql.Literal(name))));
+  if (rows.empty()) return f;
+  f.exists = true;
+  f.publishes_insert = Bool(rows[0][0]);
+  ASSIGN_OR_RETURN(SqlRows tables,
+                   sql.Query(absl::StrCat("SELECT schemaname, tablename FROM "
+                                          "pg_catalog.pg_publication_tables WHERE pubname = ",
+                                          sql.Literal(name))));
+  for (const auto& t : tables) f.tables.push_back(absl::StrCat(Text(t[0]), ".", Text(t[1])));
+  return f;
+}
+
+absl::StatusOr<SlotFacts> ReadSlotFacts(SqlConnection& sql, const std::string& slot) {
+  SlotFacts f;
+  f.name = slot;
+  // wal_status exists from PostgreSQL 13; the publisher needs 10+.
+  bool has_wal_status = sql.server_version() >= 130000;
+  ASSIGN_OR_RETURN(
+      SqlRows rows,
+      sql.Query(absl::StrCat(
+          "SELECT slot_type, plugin, database, ",
+          has_wal_status ? "wal_status" : "NULL", ", active, active_pid, "
+          "CASE WHEN pg_catalog.pg_is_in_recovery() THEN NULL ELSE "
+          "pg_catalog.pg_wal_lsn_diff(pg_catalog.pg_current_wal_lsn(), restart_lsn)::bigint "
+          "END FROM pg_catalog.pg_replication_slots WHERE slot_name = ",
+          sql.Literal(slot))));
+  if (rows.empty()) return f;
+  RETURN_IF_ERROR(Shape(rows, 7, "the replication slot query"));
+  const auto& r = rows[0];
+  f.exists = true;
+  f.slot_type = Text(r[0]);
+  f.plugin = Text(r[1]);
+  f.database = Text(r[2]);
+  f.wal_status = Text(r[3]);
+  f.active = Bool(r[4]);
+  if (r[5]) f.active_pid = Int(r[5]);
+  if (r[6]) f.retained_bytes = Int(r[6]);
+  return f;
+}
+
+std::vector<std::string> QuoteTables(SqlConnection& sql,
+                                     const std::vector<std::string>& tables) {
+  std::vector<std::string> quoted;
+  for (const std::string& table : tables) {
+    std::vector<std::string> parts;
+    for (absl::string_view part : absl::StrSplit(table, '.')) parts.push_back(sql.Quote(part));
+    quoted.push_back(absl::StrJoin(parts, "."));
+  }
+  return quoted;
+}
+
+absl::Status EnsureWalLevel(SqlConnection& sql) {
+  ASSIGN_OR_RETURN(SqlRows rows, sql.Query("SHOW wal_level"));
+  return CheckWalLevel(rows.empty() || rows[0].empty() ? "" : Text(rows[0][0]));
+}
+
+absl::StatusOr<pgoutput::Relation> DescribeTable(SqlConnection& sql,
+                                                 const std::string& schema,
+                                                 const std::string& table) {
+  std::string qualified = absl::StrCat(sql.Quote(schema), ".", sql.Quote(table));
+  ASSIGN_OR_RETURN(
+      SqlRows rows,
+      sql.Query(absl::StrCat(
+          "SELECT c.oid, a.attname, a.atttypid, a.atttypmod FROM pg_catalog.pg_class c "
+          "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+          "LEFT JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 "
+          "AND NOT a.attisdropped WHERE n.nspname = ",
+          sql.Literal(schema), " AND c.relname = ", sql.Literal(table),
+          " AND c.relkind IN ('r', 'p') ORDER BY a.attnum")));
+  if (rows.empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("table ", qualified,
+                     " does not exist: create it (scripts/schema.sql) or fix --table"));
+  }
+  pgoutput::Relation r;
+  r.oid = static_cast<uint32_t>(Int(rows[0][0]));
+  r.schema = schema;
+  r.name = table;
+  r.replica_identity = 'd';
+  for (const auto& row : rows) {
+    if (!row[1]) continue;  // A table without columns.
+    r.columns.push_back({0, *row[1], static_cast<uint32_t>(Int(row[2])),
+                         static_cast<int32_t>(Int(row[3]))});
+  }
+  return r;
+}
+
+absl::Status EnsurePublication(SqlConnection& sql, const std::string& name,
+                               const std::vector<std::string>& tables, bool create) {
+  std::vector<std::string> quoted = QuoteTables(sql, tables);
+  ASSIGN_OR_RETURN(PublicationFacts facts, ReadPublicationFacts(sql, name));
+  RETURN_IF_ERROR(CheckPublication(facts, sql.Quote(name), tables, quoted, create));
+  if (facts.exists) return absl::OkStatus();
+  if (tables.empty()) return absl::InvalidArgumentError("no outbox table to publish");
+  absl::Status s = sql.Command(CreatePublicationSql(sql.Quote(name), quoted));
+  if (absl::IsAlreadyExists(s)) return absl::OkStatus();  // Created concurrently.
+  if (absl::IsNotFound(s)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "cannot create publication \"", name, "\": ", s.message(),
+        ": create the outbox table first (scripts/schema.sql) or fix the table name"));
+  }
+  return s;
+}
+
+absl::Status EnsureSlot(SqlConnection& sql, const std::string& slot, bool create) {
+  RETURN_IF_ERROR(ValidateSlotName(slot));
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    ASSIGN_OR_RETURN(SlotFacts facts, ReadSlotFacts(sql, slot));
+    ASSIGN_OR_RETURN(SqlRows here, sql.Query("SELECT current_database()"));
+    RETURN_IF_ERROR(Shape(here, 1, "current_database()"));
+    RETURN_IF_ERROR(CheckSlot(facts, sql.Literal(slot), Text(here[0][0]), create));
+    if (facts.exists) return absl::OkStatus();
+    absl::Status s = sql.Command(absl::StrCat("CREATE_REPLICATION_SLOT ", sql.Quote(slot),
+                                              " LOGICAL pgoutput NOEXPORT_SNAPSHOT"));
+    if (!absl::IsAlreadyExists(s)) return s;
+    // Another process created it between our check and CREATE: check it again.
+  }
+  return absl::AbortedError(absl::StrCat("replication slot \"", slot, "\" keeps changing"));
+}
+
+}  // namespace cdc

@@ -1,0 +1,62 @@
+// Catalog reads and the two catalog writes the publisher makes (its publication
+// and its slot), over a SqlConnection. The rules that judge what is read are pure
+// and live in cdc/catalog_facts.h.
+//
+// Reads work on a plain connection and on a replication=database one;
+// EnsureSlot's CREATE_REPLICATION_SLOT needs a replication connection.
+#ifndef CDC_CATALOG_H_
+#define CDC_CATALOG_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "cdc/catalog_facts.h"
+#include "cdc/sql_connection.h"
+
+namespace cdc {
+
+[[nodiscard]] absl::StatusOr<ServerFacts> ReadServerFacts(SqlConnection& sql);
+[[nodiscard]] absl::StatusOr<TableFacts> ReadTableFacts(SqlConnection& sql,
+                                                        const std::string& schema,
+                                                        const std::string& table);
+[[nodiscard]] absl::StatusOr<PublicationFacts> ReadPublicationFacts(
+    SqlConnection& sql, const std::string& name);
+// retained_bytes is left empty on a server in recovery (no current WAL LSN there).
+[[nodiscard]] absl::StatusOr<SlotFacts> ReadSlotFacts(SqlConnection& sql,
+                                                      const std::string& slot);
+
+// "schema.table" names quoted for SQL: "public"."outbox".
+std::vector<std::string> QuoteTables(SqlConnection& sql,
+                                     const std::vector<std::string>& tables);
+
+// kFailedPrecondition unless wal_level is logical.
+[[nodiscard]] absl::Status EnsureWalLevel(SqlConnection& sql);
+
+// The current shape of `schema`.`table`, as a Relation message would describe it.
+// kFailedPrecondition when the table does not exist.
+[[nodiscard]] absl::StatusOr<pgoutput::Relation> DescribeTable(SqlConnection& sql,
+                                                               const std::string& schema,
+                                                               const std::string& table);
+
+// Ensures publication `name` exists and publishes INSERTs of every table in
+// `tables` ("schema.table"). When missing and `create`, creates it FOR TABLE
+// `tables` WITH (publish = 'insert').
+[[nodiscard]] absl::Status EnsurePublication(SqlConnection& sql, const std::string& name,
+                                             const std::vector<std::string>& tables,
+                                             bool create);
+
+// Ensures logical slot `slot` exists in this database with the pgoutput plugin,
+// creating it when missing and `create`. kFailedPrecondition for a slot of another
+// plugin or database, a physical slot, or a slot whose WAL was removed;
+// kInvalidArgument for a name the server would refuse.
+[[nodiscard]] absl::Status EnsureSlot(SqlConnection& sql, const std::string& slot,
+                                      bool create);
+
+// Slot names are restricted by the server to 1-63 lower-case letters, digits, '_'.
+[[nodiscard]] absl::Status ValidateSlotName(absl::string_view slot);
+
+}  // namespace cdc
+
+#endif  // CDC_CATALOG_H_

@@ -1,0 +1,104 @@
+// The rules over catalog facts: what is wrong, and the SQL or setting that fixes it.
+#include "cdc/catalog_facts.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace cdc {
+
+std::string CreatePublicationSql(absl::string_view quoted_name,
+                                 const std::vector<std::string>& quoted_tables) {
+  return absl::StrCat("CREATE PUBLICATION ", quoted_name, " FOR TABLE ",
+                      absl::StrJoin(quoted_tables, ", "), " WITH (publish = 'insert')");
+}
+
+std::string CreateSlotSql(absl::string_view literal_slot) {
+  return absl::StrCat("SELECT pg_create_logical_replication_slot(", literal_slot,
+                      ", 'pgoutput')");
+}
+
+std::string DropSlotSql(absl::string_view literal_slot) {
+  return absl::StrCat("SELECT pg_drop_replication_slot(", literal_slot, ")");
+}
+
+absl::Status CheckWalLevel(absl::string_view wal_level) {
+  if (wal_level == "logical") return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      absl::StrCat("wal_level is '", wal_level,
+                   "', logical decoding needs 'logical': run ALTER SYSTEM SET "
+                   "wal_level = logical and restart PostgreSQL"));
+}
+
+absl::Status CheckPublication(const PublicationFacts& facts,
+                              absl::string_view quoted_name,
+                              const std::vector<std::string>& tables,
+                              const std::vector<std::string>& quoted_tables,
+                              bool create) {
+  const std::string& name = facts.name;
+  if (!facts.exists) {
+    if (create) return absl::OkStatus();
+    return absl::FailedPreconditionError(absl::StrCat(
+        "publication \"", name, "\" does not exist: create it (",
+        CreatePublicationSql(quoted_name, quoted_tables),
+        ") or allow the publisher to create it"));
+  }
+  if (!facts.publishes_insert) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("publication \"", name, "\" does not publish INSERTs: ALTER "
+                     "PUBLICATION ", quoted_name, " SET (publish = 'insert')"));
+  }
+  for (size_t i = 0; i < tables.size(); ++i) {
+    if (std::find(facts.tables.begin(), facts.tables.end(), tables[i]) !=
+        facts.tables.end()) {
+      continue;
+    }
+    return absl::FailedPreconditionError(
+        absl::StrCat("publication \"", name, "\" does not include table ", tables[i],
+                     ": ALTER PUBLICATION ", quoted_name, " ADD TABLE ",
+                     i < quoted_tables.size() ? quoted_tables[i] : tables[i]));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckSlot(const SlotFacts& facts, absl::string_view literal_slot,
+                       absl::string_view database, bool create) {
+  const std::string& slot = facts.name;
+  if (!facts.exists) {
+    if (create) return absl::OkStatus();
+    return absl::FailedPreconditionError(
+        absl::StrCat("replication slot \"", slot, "\" does not exist: create it (",
+                     CreateSlotSql(literal_slot),
+                     ") or allow the publisher to create it"));
+  }
+  std::string drop = DropSlotSql(literal_slot);
+  if (facts.slot_type != "logical") {
+    return absl::FailedPreconditionError(
+        absl::StrCat("replication slot \"", slot, "\" is a ", facts.slot_type,
+                     " slot, not logical: choose another slot name or drop it (", drop,
+                     ")"));
+  }
+  if (facts.plugin != "pgoutput") {
+    return absl::FailedPreconditionError(
+        absl::StrCat("replication slot \"", slot, "\" uses plugin ", facts.plugin,
+                     ", not pgoutput: choose another slot name or drop it (", drop, ")"));
+  }
+  if (facts.database != database) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("replication slot \"", slot, "\" belongs to database \"",
+                     facts.database, "\", not \"", database,
+                     "\": connect to that database or choose another slot name"));
+  }
+  if (facts.wal_status == "lost") {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "replication slot \"", slot,
+        "\" has lost WAL it still needed (wal_status = lost, see "
+        "max_slot_wal_keep_size): events committed meanwhile are gone from the WAL; "
+        "drop and recreate the slot (",
+        drop, ") and re-publish from the table"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace cdc

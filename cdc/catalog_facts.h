@@ -1,0 +1,91 @@
+// What the publisher needs to know of a PostgreSQL server's catalog, and the rules
+// that judge it. Pure: cdc/catalog.h reads these facts over libpq; the session
+// start-up, the pre-flight check (--check) and the slot watcher all judge them
+// with the same rules, so each problem is reported with the same words and fix
+// wherever it is found.
+//
+// Every rule returns OK or kFailedPrecondition with one sentence that names the
+// problem and the fix.
+#ifndef CDC_CATALOG_FACTS_H_
+#define CDC_CATALOG_FACTS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "cdc/pgoutput.h"
+
+namespace cdc {
+
+// The server and the connected role.
+struct ServerFacts {
+  int version_num = 0;  // server_version_num, e.g. 150004.
+  std::string version;  // server_version, e.g. "15.4 (Debian 15.4-1)".
+  std::string wal_level;
+  bool in_recovery = false;
+  int max_replication_slots = 0;
+  int replication_slots_used = 0;
+  int max_wal_senders = 0;
+  int wal_senders_used = 0;
+  std::string role;
+  bool role_replication = false;  // rolreplication.
+  bool role_superuser = false;
+  std::string database;
+};
+
+// One outbox table and what the role may do with it.
+struct TableFacts {
+  std::string schema, table;
+  bool exists = false;
+  bool can_select = false;  // has_table_privilege(..., 'SELECT').
+  bool owned = false;       // The role is (a member of) its owner: may publish it.
+  pgoutput::Relation shape;  // Columns as a Relation message would list them.
+};
+
+struct PublicationFacts {
+  std::string name;
+  bool exists = false;
+  bool publishes_insert = false;
+  std::vector<std::string> tables;  // "schema.table" of every table it includes.
+};
+
+struct SlotFacts {
+  std::string name;
+  bool exists = false;
+  std::string slot_type;  // "logical" or "physical".
+  std::string plugin;
+  std::string database;
+  std::string wal_status;  // reserved, extended, unreserved, lost ("" before 13).
+  bool active = false;
+  std::optional<int64_t> active_pid;
+  // pg_current_wal_lsn() - restart_lsn: the WAL this slot keeps on disk.
+  std::optional<int64_t> retained_bytes;
+};
+
+// The SQL a user runs to create what the publisher would create.
+std::string CreatePublicationSql(absl::string_view quoted_name,
+                                 const std::vector<std::string>& quoted_tables);
+std::string CreateSlotSql(absl::string_view literal_slot);
+std::string DropSlotSql(absl::string_view literal_slot);
+
+// wal_level must be logical.
+absl::Status CheckWalLevel(absl::string_view wal_level);
+
+// An existing publication must publish INSERTs and include every table of
+// `tables` ("schema.table"); `quoted_*` are the same names quoted for SQL. A
+// missing one is an error only when the publisher may not create it.
+absl::Status CheckPublication(const PublicationFacts& facts,
+                              absl::string_view quoted_name,
+                              const std::vector<std::string>& tables,
+                              const std::vector<std::string>& quoted_tables, bool create);
+
+// An existing slot must be a logical pgoutput slot of `database` that has not lost
+// WAL. A missing one is an error only when the publisher may not create it.
+absl::Status CheckSlot(const SlotFacts& facts, absl::string_view literal_slot,
+                       absl::string_view database, bool create);
+
+}  // namespace cdc
+
+#endif  // CDC_CATALOG_FACTS_H_

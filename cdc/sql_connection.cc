@@ -1,0 +1,131 @@
+// SqlConnection: connect, run a statement, classify what went wrong.
+#include "cdc/sql_connection.h"
+
+#include <libpq-fe.h>
+
+#include <algorithm>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "cdc/conninfo.h"
+#include "cdc/status_macros.h"
+
+namespace cdc {
+namespace {
+
+// SQLSTATEs with a status code of their own.
+constexpr char kDuplicateObject[] = "42710";
+constexpr char kUndefinedTable[] = "42P01";
+
+struct ResultDeleter {
+  void operator()(PGresult* r) const { PQclear(r); }
+};
+using Result = std::unique_ptr<PGresult, ResultDeleter>;
+
+std::string SqlState(const PGresult* r) {
+  const char* s = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+  return s == nullptr ? "" : s;
+}
+
+// Refusals that retrying will not cure: the operator must change something.
+bool IsPermanentConnectFailure(absl::string_view message) {
+  for (absl::string_view needle :
+       {"password authentication failed", "no pg_hba.conf entry", "does not exist",
+        "must be superuser or replication role", "permission denied",
+        "no password supplied", "invalid connection option"}) {
+    if (absl::StrContains(message, needle)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string TrimmedPgMessage(const char* message) {
+  return std::string(absl::StripAsciiWhitespace(message == nullptr ? "" : message));
+}
+
+absl::StatusOr<std::unique_ptr<SqlConnection>> SqlConnection::Connect(
+    const std::string& conninfo, Mode mode, absl::string_view application_name) {
+  ASSIGN_OR_RETURN(ConnParams params, ParseConninfo(conninfo));
+  if (mode == Mode::kReplication)
+    params = WithParam(std::move(params), "replication", "database");
+  bool has_app_name = std::any_of(params.begin(), params.end(), [](const auto& p) {
+    return p.first == "application_name";
+  });
+  if (!has_app_name)
+    params = WithParam(std::move(params), "application_name", application_name);
+  std::vector<const char*> keys, values;
+  for (const auto& [k, v] : params) {
+    keys.push_back(k.c_str());
+    values.push_back(v.c_str());
+  }
+  keys.push_back(nullptr);
+  values.push_back(nullptr);
+  PGconn* conn = PQconnectdbParams(keys.data(), values.data(), /*expand_dbname=*/0);
+  if (conn == nullptr)
+    return absl::ResourceExhaustedError("libpq could not allocate a connection");
+  if (PQstatus(conn) != CONNECTION_OK) {
+    std::string why = TrimmedPgMessage(PQerrorMessage(conn));
+    PQfinish(conn);
+    std::string message = absl::StrCat("cannot connect to PostgreSQL (",
+                                       RedactConninfo(conninfo), "): ", why);
+    if (IsPermanentConnectFailure(why)) return absl::FailedPreconditionError(message);
+    return absl::UnavailableError(message);
+  }
+  return std::unique_ptr<SqlConnection>(new SqlConnection(conn));
+}
+
+SqlConnection::~SqlConnection() { PQfinish(conn_); }
+
+int SqlConnection::server_version() const { return PQserverVersion(conn_); }
+
+absl::Status SqlConnection::ConnectionError(absl::string_view what) const {
+  return absl::UnavailableError(
+      absl::StrCat(what, ": ", TrimmedPgMessage(PQerrorMessage(conn_))));
+}
+
+std::string SqlConnection::Quote(absl::string_view identifier) {
+  std::string in(identifier);
+  char* q = PQescapeIdentifier(conn_, in.c_str(), in.size());
+  std::string out = q == nullptr ? "\"\"" : q;
+  PQfreemem(q);
+  return out;
+}
+
+std::string SqlConnection::Literal(absl::string_view text) {
+  std::string in(text);
+  char* q = PQescapeLiteral(conn_, in.c_str(), in.size());
+  std::string out = q == nullptr ? "''" : q;
+  PQfreemem(q);
+  return out;
+}
+
+absl::StatusOr<SqlRows> SqlConnection::Query(const std::string& sql) {
+  Result r(PQexec(conn_, sql.c_str()));
+  if (r == nullptr) return ConnectionError("query failed");
+  ExecStatusType st = PQresultStatus(r.get());
+  if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK) {
+    std::string state = SqlState(r.get());
+    std::string message =
+        absl::StrCat(TrimmedPgMessage(PQresultErrorMessage(r.get())), " (SQLSTATE ",
+                     state.empty() ? "none" : state, ")");
+    if (PQstatus(conn_) != CONNECTION_OK) return absl::UnavailableError(message);
+    if (state == kDuplicateObject) return absl::AlreadyExistsError(message);
+    if (state == kUndefinedTable) return absl::NotFoundError(message);
+    return absl::FailedPreconditionError(message);
+  }
+  SqlRows rows(PQntuples(r.get()));
+  for (int i = 0; i < PQntuples(r.get()); ++i) {
+    for (int j = 0; j < PQnfields(r.get()); ++j) {
+      rows[i].push_back(PQgetisnull(r.get(), i, j)
+                            ? std::nullopt
+                            : std::optional<std::string>(PQgetvalue(r.get(), i, j)));
+    }
+  }
+  return rows;
+}
+
+absl::Status SqlConnection::Command(const std::string& sql) { return Query(sql).status(); }
+
+}  // namespace cdc
