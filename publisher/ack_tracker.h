@@ -35,6 +35,8 @@ namespace publisher {
 struct MessageToken {
   uint64_t transaction;  // Sequence number of its transaction.
   size_t bytes;          // What it counts against the in-flight byte limit.
+  // Its transaction's commit time, set by the relay, for the latency histogram.
+  absl::Time committed = absl::InfinitePast();
 };
 
 class AckTracker {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
@@ -176,6 +177,31 @@ const std::vector<Flag>& Flags() {
              ASSIGN_OR_RETURN(c.stats_interval, ParseInterval("stats-interval", v));
              return absl::OkStatus();
            }},
+      Flag{"metrics-port", "serve /metrics and /healthz on this port (0 = off)", false,
+           [](Config& c, absl::string_view v) -> absl::Status {
+             int port;
+             if (!absl::SimpleAtoi(v, &port) || port < 0 || port > 65535)
+               return Bad("metrics-port", v, "expected a port number 0-65535 (0 = off)");
+             c.metrics_port = port;
+             return absl::OkStatus();
+           }},
+      STRING_FLAG("metrics-address", metrics_address, "address the metrics server binds"),
+      Flag{"max-retained-wal", "warn when the slot retains more WAL than this", false,
+           [](Config& c, absl::string_view v) -> absl::Status {
+             absl::StatusOr<int64_t> n = ParseByteSize(v);
+             if (!n.ok()) return Bad("max-retained-wal", v, n.status().message());
+             if (*n < 1) return Bad("max-retained-wal", v, "must be positive");
+             c.max_retained_wal = *n;
+             return absl::OkStatus();
+           }},
+      Flag{"slot-check-interval",
+           "how often the slot, outbox tables and publication are checked while running",
+           false,
+           [](Config& c, absl::string_view v) -> absl::Status {
+             ASSIGN_OR_RETURN(c.slot_check_interval,
+                              ParseInterval("slot-check-interval", v));
+             return absl::OkStatus();
+           }},
       Flag{"log-format", "json or text", false,
            [](Config& c, absl::string_view v) -> absl::Status {
              if (v == "json") {
@@ -226,13 +252,39 @@ absl::Status AddKafkaProperty(Config& c, absl::string_view kv) {
   return absl::OkStatus();
 }
 
+}  // namespace
+
 bool IsSecretProperty(absl::string_view key) {
   std::string k = absl::AsciiStrToLower(key);
   return absl::StrContains(k, "password") || absl::StrContains(k, "secret") ||
          (absl::StrContains(k, "key") && !absl::StrContains(k, "location"));
 }
 
-}  // namespace
+absl::StatusOr<int64_t> ParseByteSize(absl::string_view text) {
+  absl::string_view t = absl::StripAsciiWhitespace(text);
+  size_t digits = 0;
+  while (digits < t.size() && absl::ascii_isdigit(static_cast<unsigned char>(t[digits])))
+    ++digits;
+  int64_t n = 0;
+  if (digits == 0 || !absl::SimpleAtoi(t.substr(0, digits), &n)) {
+    return absl::InvalidArgumentError("expected a size such as 512MB, 1GB or 1073741824");
+  }
+  std::string unit = absl::AsciiStrToLower(absl::StripAsciiWhitespace(t.substr(digits)));
+  int shift = -1;
+  if (unit.empty() || unit == "b") shift = 0;
+  if (unit == "k" || unit == "kb" || unit == "kib") shift = 10;
+  if (unit == "m" || unit == "mb" || unit == "mib") shift = 20;
+  if (unit == "g" || unit == "gb" || unit == "gib") shift = 30;
+  if (unit == "t" || unit == "tb" || unit == "tib") shift = 40;
+  if (shift < 0) {
+    return absl::InvalidArgumentError(
+        "expected a size such as 512MB, 1GB or 1073741824 (units B, kB, MB, GB, TB)");
+  }
+  if (n > (std::numeric_limits<int64_t>::max() >> shift)) {
+    return absl::InvalidArgumentError("size too large");
+  }
+  return n << shift;
+}
 
 absl::StatusOr<Config> ParseConfig(const std::vector<std::string>& args,
                                    const EnvLookup& env) {
@@ -254,6 +306,10 @@ absl::StatusOr<Config> ParseConfig(const std::vector<std::string>& args,
     }
     if (arg == "--version") {
       c.version = true;
+      continue;
+    }
+    if (arg == "--check") {
+      c.check = true;
       continue;
     }
     if (arg == "-X") {
@@ -320,7 +376,9 @@ std::string Usage() {
       &out,
       "  -X key=value              any librdkafka property (repeatable)\n"
       "  --help                    this text\n"
-      "  --version                 the publisher's, librdkafka's and libpq's versions\n\n"
+      "  --version                 the publisher's, librdkafka's and libpq's versions\n"
+      "  --check                   run the pre-flight checks against PostgreSQL and Kafka,\n"
+      "                            one line per check; exit 0 if all pass, 2 otherwise\n\n"
       "Exit codes: 0 after SIGTERM/SIGINT with everything acknowledged and "
       "confirmed;\n2 invalid configuration or environment; 1 fatal runtime error.\n");
   return out;
@@ -351,6 +409,10 @@ std::vector<Field> DescribeConfig(const Config& c) {
       {"dead-letter-topic", c.dead_letter_topic},
       {"status-interval", absl::FormatDuration(c.status_interval)},
       {"stats-interval", absl::FormatDuration(c.stats_interval)},
+      {"metrics-port", int64_t{c.metrics_port}},
+      {"metrics-address", c.metrics_address},
+      {"max-retained-wal", c.max_retained_wal},
+      {"slot-check-interval", absl::FormatDuration(c.slot_check_interval)},
       {"log-format", std::string(c.log_format == LogFormat::kJson ? "json" : "text")},
       {"log-level", std::string(LogLevelName(c.log_level))},
   };

@@ -56,9 +56,19 @@ struct Config {
   absl::Duration stats_interval = absl::Seconds(30);
   LogFormat log_format = LogFormat::kJson;
   LogLevel log_level = LogLevel::kInfo;
+  // Operations (SPEC.md "Operations").
+  int metrics_port = 0;  // 0 = no metrics server.
+  std::string metrics_address = "127.0.0.1";
+  int64_t max_retained_wal = int64_t{1} << 30;  // Bytes; warn above.
+  absl::Duration slot_check_interval = absl::Seconds(10);
   bool help = false;
   bool version = false;  // --version: print the versions and exit 0.
+  bool check = false;    // --check: run the pre-flight checks and exit.
 };
+
+// "1GB", "512MB", "64kB", "1048576": a byte size with an optional unit (B, kB, MB,
+// GB, TB, 1024-based as in PostgreSQL; KiB, MiB, GiB, TiB also accepted).
+[[nodiscard]] absl::StatusOr<int64_t> ParseByteSize(absl::string_view text);
 
 using EnvLookup = std::function<std::optional<std::string>(const std::string& name)>;
 
@@ -72,6 +82,9 @@ std::string Usage();
 // The effective configuration as log fields, with secrets redacted (the password
 // in --pg, and -X properties whose name says password, secret or key).
 std::vector<Field> DescribeConfig(const Config& config);
+
+// Whether -X property `key` holds a secret (its name says password, secret or key).
+bool IsSecretProperty(absl::string_view key);
 
 }  // namespace publisher
 

@@ -43,9 +43,11 @@ absl::Status Relay::Run(cdc::WalStream& stream, Sink& sink,
   absl::Time now = clock_();
   next_status_ = now + options_.status_interval;
   next_stats_ = now + options_.stats_interval;
+  PublishMetrics(true);
   while (!stop.load()) {
     PollSink(absl::ZeroDuration());
     if (!fatal_.ok()) return Finish(fatal_, true);
+    if (fault_ != nullptr && fault_->raised()) return Finish(fault_->status(), true);
 
     bool full = InFlightFull();
     if (full != paused_) {
@@ -76,8 +78,36 @@ absl::Status Relay::Run(cdc::WalStream& stream, Sink& sink,
     absl::Status s = MaybeSendStatus(false);
     if (!s.ok()) return Finish(s, false);
     MaybeLogStats(false);
+    if (clock_() >= next_metrics_) PublishMetrics(true);
   }
   return Finish(absl::OkStatus(), true);
+}
+
+void Relay::PublishMetrics(bool streaming) {
+  next_metrics_ = clock_() + options_.metrics_interval;
+  if (metrics_ == nullptr) return;
+  RelaySnapshot m;
+  m.streaming = streaming;
+  m.rows_seen = stats_.rows_seen;
+  m.published = stats_.published;
+  m.acknowledged = stats_.acknowledged;
+  m.dead_lettered = stats_.dead_lettered;
+  m.transactions = stats_.transactions;
+  m.rewinds = stats_.rewinds;
+  m.errors = stats_.errors_by_kind;
+  m.in_flight_messages = tracker_.in_flight_messages();
+  m.in_flight_bytes = tracker_.in_flight_bytes();
+  m.confirmed = stats_.confirmed;
+  m.server_wal_end = stats_.server_wal_end;
+  m.oldest_unacked = tracker_.oldest_unacknowledged();
+  m.last_ack = stats_.last_ack;
+  m.commit_to_ack = stats_.commit_to_ack;
+  metrics_->PublishRelay(m);
+}
+
+void Relay::CountError(ErrorKind kind) {
+  ++stats_.errors;
+  ++stats_.errors_by_kind[static_cast<int>(kind)];
 }
 
 absl::Status Relay::HandleServerMessage(const cdc::ServerMessage& message) {
@@ -131,18 +161,20 @@ absl::Status Relay::OnInsert(const cdc::XLogData& frame,
     // Another table in the publication, or a change before its Relation message.
     return relations_.Find(insert.relation_oid).status();
   }
+  ++stats_.rows_seen;
   RowSource source{frame.data_start, transaction_.commit_lsn, transaction_.xid,
                    transaction_.commit_time, options_.database};
   absl::StatusOr<OutboxRecord> record = it->second.Map(insert.new_tuple, source);
   size_t bytes = record.ok() ? record->value.size() + record->key.size() : 0;
   ASSIGN_OR_RETURN(MessageToken token, tracker_.Enqueue(bytes, clock_()));
+  token.committed = transaction_.commit_time;
   if (!record.ok()) {
     // The row cannot become an envelope: its raw columns are what a dead letter holds.
     OutboxRecord raw;
     raw.value = it->second.RowAsJson(insert.new_tuple);
     raw.timestamp_ms = absl::ToUnixMillis(transaction_.commit_time);
     raw.headers = {{"content_type", "application/json"}};
-    HandlePermanent(token, raw, record.status(), "mapping");
+    HandlePermanent(token, raw, record.status(), ErrorKind::kMapping);
     return absl::OkStatus();
   }
   ++stats_.published;
@@ -177,14 +209,15 @@ void Relay::Produce(const OutboxRecord& record, const MessageToken& token,
       DeadLetterRejected(record.id, s);
       return;
     }
-    HandlePermanent(token, record, s, "produce");
+    HandlePermanent(token, record, s, ErrorKind::kProduce);
     return;
   }
 }
 
 void Relay::HandlePermanent(const MessageToken& token, const OutboxRecord& record,
-                            const absl::Status& why, absl::string_view stage) {
-  ++stats_.errors;
+                            const absl::Status& why, ErrorKind kind) {
+  CountError(kind);
+  absl::string_view stage = ErrorKindName(kind);
   std::string row = absl::StrCat("row ", record.id.empty() ? "?" : record.id,
                                  record.topic.empty() ? "" : " for topic ", record.topic);
   if (options_.on_error == OnError::kHalt) {
@@ -218,7 +251,7 @@ void Relay::HandlePermanent(const MessageToken& token, const OutboxRecord& recor
 }
 
 void Relay::DeadLetterRejected(const std::string& id, const absl::Status& why) {
-  ++stats_.errors;
+  CountError(ErrorKind::kDeadLetter);
   fatal_ = absl::Status(
       why.code(),
       absl::StrCat("the dead-letter topic ", options_.dead_letter_topic, " rejected row ",
@@ -231,6 +264,10 @@ void Relay::OnDelivery(Delivery d) {
   if (d.status.ok()) {
     tracker_.Acknowledge(d.token);
     ++(d.dead_letter ? stats_.dead_lettered : stats_.acknowledged);
+    absl::Time now = clock_();
+    stats_.last_ack = now;
+    if (d.token.committed != absl::InfinitePast())
+      stats_.commit_to_ack.Observe(now - d.token.committed);
     return;
   }
   // The run is already ending; this row stays unconfirmed like every other.
@@ -255,7 +292,7 @@ void Relay::OnDelivery(Delivery d) {
     DeadLetterRejected(d.record.id, d.status);
     return;
   }
-  HandlePermanent(d.token, d.record, d.status, "delivery");
+  HandlePermanent(d.token, d.record, d.status, ErrorKind::kDelivery);
 }
 
 void Relay::PollSink(absl::Duration timeout) {
@@ -330,6 +367,7 @@ absl::Status Relay::Finish(absl::Status why, bool drain) {
     stop = stream_->Stop(clock_() + absl::Seconds(10));
   }
   MaybeLogStats(true);
+  PublishMetrics(false);
   if (!why.ok()) return why;
   if (tracker_.in_flight_messages() > 0) {
     return absl::DeadlineExceededError(absl::StrCat(

@@ -17,9 +17,11 @@
 #ifndef PUBLISHER_RELAY_H_
 #define PUBLISHER_RELAY_H_
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,8 +33,10 @@
 #include "cdc/replication_stream.h"
 #include "publisher/ack_tracker.h"
 #include "publisher/config.h"
+#include "publisher/external_fault.h"
 #include "publisher/log.h"
 #include "publisher/mapper.h"
+#include "publisher/metrics.h"
 #include "publisher/sink.h"
 
 namespace publisher {
@@ -53,20 +57,26 @@ struct RelayOptions {
   absl::Duration min_status_gap = absl::Milliseconds(200);
   // How long a stop (or halt) waits for outstanding acknowledgements.
   absl::Duration drain_timeout = absl::Seconds(30);
+  // How often the figures are copied to Metrics.
+  absl::Duration metrics_interval = absl::Milliseconds(250);
   std::string database;  // For envelopes' source.database.
 
   static RelayOptions FromConfig(const Config& config, std::string database);
 };
 
 struct RelayStats {
+  uint64_t rows_seen = 0;      // Outbox INSERTs received.
   uint64_t published = 0;      // Records handed to the sink (excluding dead letters).
   uint64_t acknowledged = 0;   // Of those, acknowledged by the broker.
   uint64_t dead_lettered = 0;  // Dead letters acknowledged.
   uint64_t errors = 0;         // Permanent failures (mapping or delivery).
+  std::array<uint64_t, kErrorKinds> errors_by_kind{};  // The same, by kind.
   uint64_t transactions = 0;   // Commits received.
   uint64_t rewinds = 0;        // Producer sessions ended by an unproven delivery.
   cdc::Lsn confirmed;          // Last flush LSN sent to the server.
   cdc::Lsn server_wal_end;     // Highest WAL end the server reported.
+  std::optional<absl::Time> last_ack;  // Of the last acknowledgement.
+  LatencyHistogram commit_to_ack;      // Commit time to acknowledgement.
 };
 
 class Relay {
@@ -95,6 +105,15 @@ class Relay {
   // The database name envelopes carry in source.database.
   void set_database(std::string database) { options_.database = std::move(database); }
 
+  // Where the relay publishes its figures (every metrics_interval, and when a run
+  // starts and ends); not owned, may be null. Set before Run.
+  void set_metrics(Metrics* metrics) { metrics_ = metrics; }
+
+  // Checked on every turn of the loop: once it holds an error, the run ends with
+  // it (the slot watcher found the slot lost or the outbox dropped). Not owned,
+  // may be null. Set before Run.
+  void set_external_fault(const ExternalFault* fault) { fault_ = fault; }
+
   const RelayStats& stats() const { return stats_; }
   const AckTracker& tracker() const { return tracker_; }
 
@@ -111,7 +130,9 @@ class Relay {
   absl::Status OnInsert(const cdc::XLogData& frame, const cdc::pgoutput::Insert& insert);
   void Produce(const OutboxRecord& record, const MessageToken& token, bool dead_letter);
   void HandlePermanent(const MessageToken& token, const OutboxRecord& record,
-                       const absl::Status& why, absl::string_view stage);
+                       const absl::Status& why, ErrorKind kind);
+  void CountError(ErrorKind kind);
+  void PublishMetrics(bool streaming);
   // A dead letter was refused too: halt, confirming nothing past the row.
   void DeadLetterRejected(const std::string& id, const absl::Status& why);
   void OnDelivery(Delivery delivery);
@@ -141,6 +162,9 @@ class Relay {
   absl::Time last_status_ = absl::InfinitePast();
   absl::Time next_status_ = absl::InfinitePast();
   absl::Time next_stats_ = absl::InfinitePast();
+  absl::Time next_metrics_ = absl::InfinitePast();
+  Metrics* metrics_ = nullptr;
+  const ExternalFault* fault_ = nullptr;
 };
 
 }  // namespace publisher

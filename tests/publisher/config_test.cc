@@ -49,6 +49,51 @@ TEST(ConfigTest, DefaultsMatchTheSpec) {
   EXPECT_EQ(c.log_format, LogFormat::kJson);
   EXPECT_EQ(c.log_level, LogLevel::kInfo);
   EXPECT_FALSE(c.help);
+  EXPECT_FALSE(c.check);
+  EXPECT_EQ(c.metrics_port, 0);
+  EXPECT_EQ(c.metrics_address, "127.0.0.1");
+  EXPECT_EQ(c.max_retained_wal, int64_t{1} << 30);
+  EXPECT_EQ(c.slot_check_interval, absl::Seconds(10));
+}
+
+TEST(ConfigTest, OperationsFlags) {
+  absl::StatusOr<Config> c =
+      Parse({"--check", "--metrics-port", "9187", "--metrics-address=0.0.0.0",
+             "--max-retained-wal", "512MB", "--slot-check-interval", "2s"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->check);
+  EXPECT_EQ(c->metrics_port, 9187);
+  EXPECT_EQ(c->metrics_address, "0.0.0.0");
+  EXPECT_EQ(c->max_retained_wal, int64_t{512} << 20);
+  EXPECT_EQ(c->slot_check_interval, absl::Seconds(2));
+  EXPECT_EQ(Parse({}, {{"OUTBOX_METRICS_PORT", "9000"}})->metrics_port, 9000);
+}
+
+TEST(ConfigTest, BadOperationsValuesNameTheFlag) {
+  for (const auto& [flag, value] : std::vector<std::pair<std::string, std::string>>{
+           {"--metrics-port", "70000"},
+           {"--metrics-port", "x"},
+           {"--max-retained-wal", "1XB"},
+           {"--max-retained-wal", "0"},
+           {"--slot-check-interval", "0s"}}) {
+    absl::StatusOr<Config> c = Parse({flag, value});
+    ASSERT_FALSE(c.ok()) << flag << " " << value;
+    EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(c.status().message(), HasSubstr(flag)) << c.status();
+  }
+}
+
+TEST(ConfigTest, ByteSizes) {
+  EXPECT_EQ(*ParseByteSize("1GB"), int64_t{1} << 30);
+  EXPECT_EQ(*ParseByteSize("1 gib"), int64_t{1} << 30);
+  EXPECT_EQ(*ParseByteSize("64kB"), 64 * 1024);
+  EXPECT_EQ(*ParseByteSize("2TB"), int64_t{2} << 40);
+  EXPECT_EQ(*ParseByteSize("1048576"), 1048576);
+  EXPECT_EQ(*ParseByteSize("10B"), 10);
+  EXPECT_FALSE(ParseByteSize("").ok());
+  EXPECT_FALSE(ParseByteSize("GB").ok());
+  EXPECT_FALSE(ParseByteSize("1.5GB").ok());
+  EXPECT_FALSE(ParseByteSize("99999999999TB").ok());
 }
 
 TEST(ConfigTest, EveryFlagInBothSpellings) {

@@ -72,6 +72,8 @@ class RelayTest : public ::testing::Test {
 
   absl::Status Run() {
     Relay relay(options_, log_, [this] { return clock_.Now(); });
+    relay.set_metrics(&metrics_);
+    relay.set_external_fault(&fault_);
     absl::Status s = relay.Run(stream_, sink_, stop_);
     stats_ = relay.stats();
     return s;
@@ -113,6 +115,8 @@ class RelayTest : public ::testing::Test {
   Logger log_{LogFormat::kJson, LogLevel::kError};
   RelayOptions options_;
   RelayStats stats_;
+  Metrics metrics_;
+  ExternalFault fault_;
 };
 
 TEST_F(RelayTest, PublishesOnlyOutboxInsertsAndConfirmsAfterAcknowledgement) {
@@ -495,6 +499,75 @@ TEST_F(RelayTest, ANewSessionIgnoresLateReportsFromTheLastOne) {
   ASSERT_TRUE(relay.Run(second, sink_, stop).ok());
   EXPECT_EQ(second.max_flush(), Lsn(0x110));
   EXPECT_THAT(ProducedIds(), ElementsAre("a", "a"));
+}
+
+
+TEST_F(RelayTest, PublishesItsFiguresToMetricsWhileStreamingAndWhenItEnds) {
+  options_.metrics_interval = absl::ZeroDuration();
+  stream_.Message(W(pg::Begin{Lsn(0x100), cdc::ToPgTimestamp(clock_.Now()), 1}));
+  stream_.Message(OutboxRelation());
+  stream_.Message(Insert("a"));
+  stream_.Message(Commit(0x100, 0x110));
+  stream_.Action([&] {
+    RelaySnapshot m = metrics_.relay();
+    EXPECT_TRUE(m.streaming);
+    EXPECT_EQ(m.rows_seen, 1u);
+    EXPECT_EQ(m.published, 1u);
+    EXPECT_EQ(m.in_flight_messages, 1u);
+    EXPECT_EQ(m.acknowledged, 0u);
+    EXPECT_TRUE(metrics_.Health(clock_.Now()).ok);
+    clock_.Advance(absl::Milliseconds(40));
+    sink_.AckAll();
+  });
+  // Two turns of the loop: the reports are served, then published.
+  stream_.Message(Keepalive(0x50));
+  stream_.Message(Keepalive(0x50));
+  stream_.Action([&] {
+    RelaySnapshot m = metrics_.relay();
+    EXPECT_EQ(m.acknowledged, 1u);
+    EXPECT_EQ(m.in_flight_messages, 0u);
+    EXPECT_EQ(m.commit_to_ack.count(), 1u);
+    EXPECT_NEAR(m.commit_to_ack.sum_seconds(), 0.040, 0.001);
+    EXPECT_EQ(m.last_ack, clock_.Now());
+  });
+  ASSERT_TRUE(Run().ok());
+  RelaySnapshot end = metrics_.relay();
+  EXPECT_FALSE(end.streaming);
+  EXPECT_EQ(end.confirmed, Lsn(0x110));
+  EXPECT_FALSE(metrics_.Health(clock_.Now()).ok);
+}
+
+TEST_F(RelayTest, CountsPermanentErrorsByKind) {
+  options_.on_error = OnError::kDeadLetter;
+  sink_.auto_ack = true;
+  stream_.Message(Begin(1, 0x100));
+  stream_.Message(OutboxRelation());
+  stream_.Message(
+      W(pg::Insert{std::nullopt,
+                   kOutboxOid,
+                   {T("x"), T("order"), {pg::Value::Kind::kNull, ""}, T("E"), T("{}")}}));
+  stream_.Message(Commit(0x100, 0x110));
+  ASSERT_TRUE(Run().ok());
+  RelaySnapshot m = metrics_.relay();
+  EXPECT_EQ(m.errors[static_cast<int>(ErrorKind::kMapping)], 1u);
+  EXPECT_EQ(m.errors[static_cast<int>(ErrorKind::kDelivery)], 0u);
+  EXPECT_EQ(m.dead_lettered, 1u);
+  EXPECT_EQ(stats_.errors, 1u);
+}
+
+TEST_F(RelayTest, ExternalFaultEndsTheRunConfirmingOnlyWhatWasAcknowledged) {
+  ThreeTransactions("a", "b", "c");
+  stream_.Action([&] {
+    sink_.Ack(0);
+    sink_.Ack(2);  // "b" stays unacknowledged: nothing past 0x110 may be confirmed.
+    fault_.Raise(absl::FailedPreconditionError("the outbox table was dropped"));
+  });
+  stream_.Message(Keepalive(0x50));  // The next turn of the loop sees the fault.
+  absl::Status s = Run();
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(s.message(), HasSubstr("dropped"));
+  EXPECT_EQ(stream_.max_flush(), Lsn(0x110));
+  EXPECT_TRUE(stream_.stopped());
 }
 
 }  // namespace

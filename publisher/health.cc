@@ -1,0 +1,28 @@
+// JudgeHealth: streaming, and acknowledgements keep coming while work waits.
+#include "publisher/health.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace publisher {
+
+HealthVerdict JudgeHealth(const HealthInputs& in, absl::Time now, absl::Duration stall) {
+  if (!in.streaming) {
+    return {false, in.not_streaming_reason.empty()
+                       ? "not streaming"
+                       : absl::StrCat("not streaming: ", in.not_streaming_reason)};
+  }
+  // Stalled: something has waited for `stall`, and nothing at all was acknowledged
+  // in that time (a busy publisher acknowledges continuously even when its oldest
+  // message is old; a publisher that just got work after a quiet hour has an old
+  // last_ack but a young oldest message).
+  bool waited = in.in_flight > 0 && in.oldest_unacked && now - *in.oldest_unacked >= stall;
+  bool silent = !in.last_ack || now - *in.last_ack >= stall;
+  if (waited && silent) {
+    return {false, absl::StrCat(in.in_flight, " message(s) in flight and none acknowledged for ",
+                                absl::FormatDuration(stall),
+                                ": check the Kafka brokers and the stats log line")};
+  }
+  return {true, "ok"};
+}
+
+}  // namespace publisher
