@@ -4,7 +4,7 @@ FROM debian:bookworm AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends build-essential cmake pkg-config \
       libpq-dev librdkafka-dev libprotobuf-dev protobuf-compiler libabsl-dev \
-      nlohmann-json3-dev \
+      nlohmann-json3-dev libcpp-httplib-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY CMakeLists.txt ./
@@ -17,7 +17,7 @@ RUN cmake -S . -B /build -DCMAKE_BUILD_TYPE=Release -DOUTBOX_TESTS=OFF \
 FROM debian:bookworm-slim
 RUN apt-get update \
  && apt-get install -y --no-install-recommends libpq5 librdkafka1 libprotobuf32 \
-      libabsl20220623 ca-certificates \
+      libabsl20220623 libcpp-httplib0.11 ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /build/outbox-publisher /usr/local/bin/outbox-publisher
 USER nobody

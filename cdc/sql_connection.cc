@@ -46,15 +46,19 @@ std::string TrimmedPgMessage(const char* message) {
 }
 
 absl::StatusOr<std::unique_ptr<SqlConnection>> SqlConnection::Connect(
-    const std::string& conninfo, Mode mode, absl::string_view application_name) {
+    const std::string& conninfo, Mode mode, absl::string_view application_name,
+    int connect_timeout) {
   ASSIGN_OR_RETURN(ConnParams params, ParseConninfo(conninfo));
   if (mode == Mode::kReplication)
     params = WithParam(std::move(params), "replication", "database");
-  bool has_app_name = std::any_of(params.begin(), params.end(), [](const auto& p) {
-    return p.first == "application_name";
-  });
-  if (!has_app_name)
+  auto has = [&](absl::string_view key) {
+    return std::any_of(params.begin(), params.end(),
+                       [&](const auto& p) { return p.first == key; });
+  };
+  if (!has("application_name"))
     params = WithParam(std::move(params), "application_name", application_name);
+  if (connect_timeout > 0 && !has("connect_timeout"))
+    params = WithParam(std::move(params), "connect_timeout", absl::StrCat(connect_timeout));
   std::vector<const char*> keys, values;
   for (const auto& [k, v] : params) {
     keys.push_back(k.c_str());

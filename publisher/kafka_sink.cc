@@ -147,14 +147,29 @@ KafkaSink::~KafkaSink() {
 }
 
 absl::Status KafkaSink::CheckReachable(absl::Duration timeout) {
+  return ReadMetadata(timeout).status();
+}
+
+absl::StatusOr<KafkaSink::ClusterMetadata> KafkaSink::ReadMetadata(
+    absl::Duration timeout) {
   const struct rd_kafka_metadata* md = nullptr;
   rd_kafka_resp_err_t err = rd_kafka_metadata(
-      rk_, 0, nullptr, &md, static_cast<int>(absl::ToInt64Milliseconds(timeout)));
-  if (md != nullptr) rd_kafka_metadata_destroy(md);
-  if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return absl::OkStatus();
-  return absl::UnavailableError(absl::StrCat("no Kafka broker answered within ",
-                                             absl::FormatDuration(timeout), ": ",
-                                             rd_kafka_err2str(err)));
+      rk_, /*all_topics=*/1, nullptr, &md,
+      static_cast<int>(absl::ToInt64Milliseconds(timeout)));
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    if (md != nullptr) rd_kafka_metadata_destroy(md);
+    return absl::UnavailableError(absl::StrCat("no Kafka broker answered within ",
+                                               absl::FormatDuration(timeout), ": ",
+                                               rd_kafka_err2str(err)));
+  }
+  ClusterMetadata out;
+  out.brokers = md->broker_cnt;
+  for (int i = 0; i < md->topic_cnt; ++i) {
+    if (md->topics[i].err == RD_KAFKA_RESP_ERR_NO_ERROR)
+      out.topics.emplace_back(md->topics[i].topic);
+  }
+  rd_kafka_metadata_destroy(md);
+  return out;
 }
 
 absl::Status KafkaSink::Produce(const OutboxRecord& r, const MessageToken& token,

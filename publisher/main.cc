@@ -1,5 +1,6 @@
 // outbox-publisher: wires configuration, the PostgreSQL session source, the Kafka
-// sink factory, the relay and the supervisor together.
+// sink factory, the relay and the supervisor together, with the metrics server
+// and the slot watcher beside them; or runs the pre-flight checks (--check).
 //
 // Exit codes: 0 after SIGTERM/SIGINT with everything acknowledged and confirmed;
 // 2 for invalid configuration or environment (found before the first session
@@ -9,9 +10,14 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "publisher/catalog_watcher.h"
+#include "publisher/check.h"
 #include "publisher/config.h"
+#include "publisher/external_fault.h"
 #include "publisher/kafka_sink.h"
 #include "publisher/log.h"
+#include "publisher/metrics.h"
+#include "publisher/metrics_server.h"
 #include "publisher/pg_session.h"
 #include "publisher/relay.h"
 #include "publisher/supervisor.h"
@@ -62,19 +68,39 @@ int Main(int argc, char** argv) {
     std::cout << VersionLine() << "\n";
     return kExitOk;
   }
+  if (config->check) return RunChecks(*config, std::cout) ? kExitOk : kExitConfig;
   Logger log(config->log_format, config->log_level);
   std::vector<Field> fields = VersionFields();
   for (Field& f : DescribeConfig(*config)) fields.push_back(std::move(f));
   log.Info("starting outbox-publisher", fields);
   InstallSignalHandlers();
 
+  std::vector<std::pair<std::string, std::string>> info;
+  for (const auto& [k, v] : VersionFields()) info.emplace_back(k, std::get<std::string>(v));
+  Metrics metrics(std::move(info));
+  std::unique_ptr<MetricsServer> server;
+  if (config->metrics_port != 0) {
+    absl::StatusOr<std::unique_ptr<MetricsServer>> s =
+        MetricsServer::Start(config->metrics_address, config->metrics_port, metrics);
+    if (!s.ok()) return Fail(log, kExitConfig, "cannot start", s.status());
+    server = std::move(*s);
+    log.Info("serving /metrics and /healthz",
+             {{"address", config->metrics_address},
+              {"port", int64_t{config->metrics_port}}});
+  }
+
   // Kafka is created (and must answer) before PostgreSQL is touched, so a failed
   // start never leaves a new slot behind pinning WAL.
   KafkaSinkFactory sinks(*config, log);
   PgSessionSource sessions(*config, log);
   Relay relay(RelayOptions::FromConfig(*config, ""), log);
+  ExternalFault fault;
+  relay.set_metrics(&metrics);
+  relay.set_external_fault(&fault);
   Supervisor supervisor(SupervisorOptions{}, sessions, sinks, relay, log,
                         InterruptibleSleep);
+  supervisor.set_metrics(&metrics);
+  CatalogWatcher watcher(*config, log, metrics, fault);
   SupervisorResult result = supervisor.Run(g_stop);
   if (!result.status.ok()) {
     return result.started

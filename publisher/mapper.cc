@@ -1,11 +1,14 @@
 // Mapper: column binding, value conversion and envelope construction.
 #include "publisher/mapper.h"
 
+#include <functional>
+
 #include <nlohmann/json.hpp>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -232,6 +235,33 @@ absl::StatusOr<BoundRelation> BoundRelation::Bind(const Relation& r,
     rest.remove_prefix(close + 1);
   }
   return b;
+}
+
+std::optional<std::string> BoundRelation::fixed_topic() const {
+  std::string topic;
+  for (const TopicPart& p : topic_) {
+    if (p.column) return std::nullopt;
+    topic += p.literal;
+  }
+  return topic;
+}
+
+bool BoundRelation::CouldRouteTo(absl::string_view topic) const {
+  // Glob matching: literal parts in order, each column part one or more characters.
+  std::function<bool(size_t, absl::string_view)> match = [&](size_t part,
+                                                              absl::string_view rest) {
+    if (part == topic_.size()) return rest.empty();
+    const TopicPart& p = topic_[part];
+    if (!p.column) {
+      return absl::StartsWith(rest, p.literal) &&
+             match(part + 1, rest.substr(p.literal.size()));
+    }
+    for (size_t n = 1; n <= rest.size(); ++n) {
+      if (match(part + 1, rest.substr(n))) return true;
+    }
+    return false;
+  };
+  return match(0, topic);
 }
 
 absl::StatusOr<OutboxRecord> BoundRelation::Map(const Tuple& tuple,

@@ -63,6 +63,12 @@ class BoundRelation {
   // The row as a JSON object of text values, for dead letters of unmappable rows.
   std::string RowAsJson(const cdc::pgoutput::Tuple& tuple) const;
 
+  // The topic of every row when the topic template names no column; else nullopt.
+  std::optional<std::string> fixed_topic() const;
+  // Whether the template can yield `topic` (each column part standing for one or
+  // more characters): for --check to find the existing topics it routes to.
+  bool CouldRouteTo(absl::string_view topic) const;
+
   const std::string& schema() const { return schema_; }
   const std::string& table() const { return table_; }
 

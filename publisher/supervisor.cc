@@ -2,6 +2,7 @@
 #include "publisher/supervisor.h"
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 
 namespace publisher {
@@ -39,6 +40,11 @@ SupervisorResult Supervisor::Run(const std::atomic<bool>& stop) {
       bool standby = IsSlotHeldElsewhere(s);
       if (!absl::IsUnavailable(s) || (!started && !standby)) return {s, started};
       absl::Duration wait = standby ? options_.standby_retry : backoff.Next();
+      if (metrics_ != nullptr) {
+        metrics_->SetNotStreamingReason(
+            standby ? "standing by: another publisher holds the slot"
+                    : absl::StrCat("cannot reach PostgreSQL: ", s.message()));
+      }
       log_.Warn(standby ? "another publisher holds the slot; standing by to take over"
                         : "cannot reach PostgreSQL; retrying",
                 {{"reason", std::string(s.message())},
@@ -59,6 +65,7 @@ SupervisorResult Supervisor::Run(const std::atomic<bool>& stop) {
           "ending the Kafka producer session; recreating the producer and rewinding "
           "to the slot (rows since the last confirmation will be published again)",
           {{"reason", std::string(s.message())}});
+      if (metrics_ != nullptr) metrics_->SetNotStreamingReason("rewinding to the slot");
       sink->reset();  // Destroy the old producer first: its queue must not outlive it.
       sink = sinks_.Create(false);
       if (!sink.ok()) return {sink.status(), true};
@@ -66,6 +73,11 @@ SupervisorResult Supervisor::Run(const std::atomic<bool>& stop) {
     }
     if (absl::IsUnavailable(s)) {
       absl::Duration wait = backoff.Next();
+      if (metrics_ != nullptr) {
+        metrics_->CountReconnect();
+        metrics_->SetNotStreamingReason(
+            absl::StrCat("replication connection lost; reconnecting: ", s.message()));
+      }
       log_.Warn("replication connection lost; reconnecting",
                 {{"reason", std::string(s.message())},
                  {"attempt", int64_t{backoff.attempts()}},

@@ -24,6 +24,7 @@
 #include "cdc/replication_stream.h"
 #include "publisher/backoff.h"
 #include "publisher/log.h"
+#include "publisher/metrics.h"
 #include "publisher/relay.h"
 #include "publisher/sink.h"
 
@@ -71,6 +72,10 @@ class Supervisor {
   // Runs until `stop` is set (OK) or an error that retrying cannot cure.
   SupervisorResult Run(const std::atomic<bool>& stop);
 
+  // Where reconnects are counted and what the supervisor does while not streaming
+  // is told (/healthz's reason); not owned, may be null. Set before Run.
+  void set_metrics(Metrics* metrics) { metrics_ = metrics; }
+
  private:
   SupervisorOptions options_;
   SessionSource& sessions_;
@@ -78,6 +83,7 @@ class Supervisor {
   Relay& relay_;
   Logger& log_;
   Sleep sleep_;
+  Metrics* metrics_ = nullptr;
 };
 
 // Sleep in small steps, waking early when `stop` is set.

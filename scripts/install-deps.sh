@@ -10,7 +10,7 @@ packages=(
   libprotobuf-dev protobuf-compiler
   libabsl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  nlohmann-json3-dev
+  nlohmann-json3-dev libcpp-httplib-dev
   clang libclang-rt-14-dev
   procps util-linux xxd
   docker-compose

@@ -72,7 +72,11 @@ class SupervisorTest : public ::testing::Test {
   SupervisorResult Run() {
     Supervisor supervisor(
         SupervisorOptions{}, sessions_, sinks_, relay_, log_,
-        [this](absl::Duration d, const std::atomic<bool>&) { sleeps_.push_back(d); });
+        [this](absl::Duration d, const std::atomic<bool>&) {
+          sleeps_.push_back(d);
+          reasons_.push_back(metrics_.Health(clock_.Now()).reason);
+        });
+    supervisor.set_metrics(&metrics_);
     return supervisor.Run(stop_);
   }
 
@@ -83,6 +87,8 @@ class SupervisorTest : public ::testing::Test {
   FakeSinks sinks_;
   Relay relay_;
   std::vector<absl::Duration> sleeps_;
+  Metrics metrics_;
+  std::vector<std::string> reasons_;  // /healthz's reason during each sleep.
 };
 
 TEST_F(SupervisorTest, UnreachableAtStartIsNotRetried) {
@@ -115,6 +121,7 @@ TEST_F(SupervisorTest, HeldSlotIsAHotStandbyThatTakesOver) {
   EXPECT_TRUE(r.started);
   EXPECT_EQ(sessions_.opens, 4);
   EXPECT_THAT(sleeps_, ElementsAre(absl::Seconds(2), absl::Seconds(2), absl::Seconds(2)));
+  EXPECT_EQ(reasons_[0], "not streaming: standing by: another publisher holds the slot");
 }
 
 TEST_F(SupervisorTest, LostConnectionReconnectsWithGrowingBackoff) {
@@ -132,6 +139,12 @@ TEST_F(SupervisorTest, LostConnectionReconnectsWithGrowingBackoff) {
   EXPECT_GE(sleeps_[2], absl::Milliseconds(400)) << "backoff did not grow";
   EXPECT_EQ(sinks_.created.size(), 1u)
       << "a PostgreSQL problem must not recreate the producer";
+  EXPECT_THAT(metrics_.RenderPrometheus(clock_.Now()),
+              ::testing::HasSubstr("outbox_publisher_reconnects_total 1\n"));
+  EXPECT_EQ(reasons_[0],
+            "not streaming: replication connection lost; reconnecting: server closed");
+  EXPECT_EQ(reasons_[1],
+            "not streaming: cannot reach PostgreSQL: the system is starting up");
 }
 
 TEST_F(SupervisorTest, FatalProducerIsRecreatedAndTheSessionRewound) {
