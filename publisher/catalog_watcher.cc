@@ -70,6 +70,9 @@ absl::Status CatalogWatcher::Probe() {
   }
   ASSIGN_OR_RETURN(f.publication, cdc::ReadPublicationFacts(*sql_, config_.publication));
   metrics_.SetSlotRetainedBytes(f.slot.retained_bytes);
+  log_.Debug("slot checked", {{"slot", config_.slot},
+                              {"wal_status", f.slot.wal_status},
+                              {"retained_bytes", f.slot.retained_bytes.value_or(-1)}});
   WatchVerdict v = watch_->Judge(f);
   for (const std::string& w : v.warnings) log_.Warn(w, {{"slot", config_.slot}});
   for (const std::string& n : v.notes) log_.Info(n, {{"slot", config_.slot}});

@@ -2,6 +2,7 @@
 #include "publisher/metrics_server.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -16,6 +17,12 @@ absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(
   httplib::Server& http = *s->server_;
   // Scrapes are rare and cheap: one worker instead of httplib's pool of eight.
   http.new_task_queue = [] { return new httplib::ThreadPool(1); };
+  // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, which would let a
+  // second publisher bind the same port and answer half of the scrapes.
+  http.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
   http.set_read_timeout(5);
   http.set_write_timeout(5);
   http.Get("/metrics", [&metrics](const httplib::Request&, httplib::Response& res) {

@@ -1,6 +1,10 @@
 // Child processes and a background consumer for integration tests.
 #include "tests/harness/processes.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include <fcntl.h>
 #include <librdkafka/rdkafka.h>
 #include <signal.h>
@@ -19,6 +23,23 @@ namespace testing_harness {
 
 std::string BuildPath(const std::string& name) {
   return absl::StrCat(OUTBOX_BUILD_DIR, "/", name);
+}
+
+int FreeTcpPort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof(addr);
+  int port = -1;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  close(fd);
+  return port;
 }
 
 bool WaitFor(const std::function<bool()>& predicate, absl::Duration timeout) {

@@ -25,6 +25,9 @@ namespace testing_harness {
 // Path of a binary in the build directory (OUTBOX_BUILD_DIR).
 std::string BuildPath(const std::string& name);
 
+// A loopback TCP port nobody listens on right now (bound to port 0, then closed).
+int FreeTcpPort();
+
 // Polls `predicate` every 20 ms until it holds or `timeout` passes.
 bool WaitFor(const std::function<bool()>& predicate, absl::Duration timeout);
 
