@@ -2,8 +2,9 @@
 # The main job, end to end, on embedded defaults: builds outbox-publisher, starts a
 # throwaway PostgreSQL 15 (wal_level=logical) and a local Kafka-protocol broker
 # (mock-kafka, on librdkafka's mock cluster), creates the outbox table, runs the
-# publisher, writes sample events in transactions and shows them consumed from
-# Kafka and decoded. Everything it started is stopped and deleted on exit.
+# pre-flight check and the publisher, writes sample events in transactions, shows
+# them consumed from Kafka and decoded, then /healthz and a few lines of /metrics.
+# Everything it started is stopped and deleted on exit.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
@@ -41,9 +42,15 @@ say "Creating the outbox table (scripts/schema.sql)"
 psql -q -v ON_ERROR_STOP=1 -f "$root/scripts/schema.sql"
 psql -q -c "CREATE TABLE orders (id text PRIMARY KEY, total numeric NOT NULL)"
 
-say "Running outbox-publisher"
-"$build/outbox-publisher" --pg "host=127.0.0.1 port=$PGPORT user=postgres dbname=postgres" \
+pg="host=127.0.0.1 port=$PGPORT user=postgres dbname=postgres"
+say "Pre-flight check (outbox-publisher --check): reads both sides, creates nothing"
+"$build/outbox-publisher" --check --pg "$pg" --brokers "$brokers" | sed 's/^/  /'
+
+metrics_port=$("$root/tests/harness/pg_cluster.sh" free-port)
+say "Running outbox-publisher (metrics on 127.0.0.1:$metrics_port)"
+"$build/outbox-publisher" --pg "$pg" \
   --brokers "$brokers" --log-format text --status-interval 1s --stats-interval 5s \
+  --metrics-port "$metrics_port" --slot-check-interval 1s \
   2>"$work/publisher.log" &
 publisher_pid=$!
 for _ in $(seq 1 100); do grep -q ' streaming ' "$work/publisher.log" && break; sleep 0.1; done
@@ -94,6 +101,22 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 psql -c "SELECT slot_name, plugin, confirmed_flush_lsn, pg_current_wal_lsn() FROM pg_replication_slots"
+
+say "Is it healthy? GET /healthz, and a few lines of GET /metrics"
+# bash's /dev/tcp: no HTTP client needed.
+http_get() {
+  exec 4<>"/dev/tcp/127.0.0.1/$metrics_port"
+  printf 'GET %s HTTP/1.0\r\nHost: localhost\r\n\r\n' "$1" >&4
+  sed -e '1,/^\r*$/d' <&4
+  exec 4<&-
+}
+for _ in $(seq 1 50); do
+  grep -q 'retained_wal' <(http_get /metrics) && break
+  sleep 0.1
+done
+echo "  /healthz: $(http_get /healthz)"
+http_get /metrics | grep -E '^outbox_publisher_(acknowledged_total|in_flight_messages|lag_bytes|oldest_unacked_age_seconds|slot_retained_wal_bytes|commit_to_ack_seconds_count|errors_total)' |
+  sed 's/^/  /'
 
 say "Stopping the publisher (SIGTERM): it drains, confirms and exits 0"
 kill -TERM "$publisher_pid"

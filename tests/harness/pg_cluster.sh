@@ -10,6 +10,7 @@
 #   pg_cluster.sh stop DIR                  stop (immediate) and delete
 #   pg_cluster.sh restart DIR [MODE]        pg_ctl restart -m MODE (default fast)
 #   pg_cluster.sh pgctl DIR ARGS...         any other pg_ctl action (e.g. stop -m fast)
+#   pg_cluster.sh free-port                 print a loopback TCP port nobody listens on
 #
 # PostgreSQL refuses to run as root: as root, every server command runs as the
 # `postgres` user, which owns the directory.
@@ -122,6 +123,7 @@ shift || true
 case "$cmd" in
   start) cmd_start "$@" ;;
   stop) cmd_stop "$1" ;;
+  free-port) free_port ;;
   restart) as_owner "$(bindir)/pg_ctl" -D "$1/data" -l "$1/server.log" -w -t 60 \
              -m "${2:-fast}" restart >/dev/null ;;
   pgctl) dir=$1; shift; as_owner "$(bindir)/pg_ctl" -D "$dir/data" -l "$dir/server.log" "$@" ;;
