@@ -291,6 +291,49 @@ TEST_F(OperationsTest, DroppedOutboxTableStopsWithinOneCheckInterval) {
   EXPECT_EQ(errors, 1) << log;
 }
 
+TEST_F(OperationsTest, DroppedPublicationStopsWithinOneCheckIntervalWithoutAnyRow) {
+  publisher_ = StartPublisher({"--table", "outbox", "--slot-check-interval", "300ms"});
+  ASSERT_TRUE(sql_->Exec("DROP PUBLICATION outbox_publisher").ok());
+  // No row follows: the walsender alone would notice only at the next change.
+  EXPECT_EQ(publisher_->Wait(absl::Seconds(30)), 1) << publisher_->Log();
+  EXPECT_THAT(publisher_->Log(),
+              HasSubstr("the publication changed while the publisher ran: publication "
+                        "\\\"outbox_publisher\\\" does not exist"));
+}
+
+TEST_F(OperationsTest, SlotThatLosesWalWhileRunningStopsWithTheFix) {
+  auto small = ValueOrDie(PgCluster::Start(
+      {"max_slot_wal_keep_size=1MB", "max_wal_size=32MB", "min_wal_size=32MB"}));
+  auto sql = ValueOrDie(small->Connect());
+  ASSERT_TRUE(sql->Exec(kSchema).ok());
+  auto p = ValueOrDie(Process::Start(
+      {testing_harness::BuildPath("outbox-publisher"), "--pg", small->conninfo(),
+       "--brokers", mock_->bootstrap(), "--table", "outbox", "--slot-check-interval",
+       "300ms"},
+      absl::StrCat(small->dir(), "/publisher.log")));
+  ASSERT_TRUE(WaitFor([&] { return absl::StrContains(p->Log(), "\"msg\":\"streaming\""); },
+                      absl::Seconds(60)))
+      << p->Log();
+  // The broker is down: the row stays unacknowledged and holds the slot back while
+  // checkpoints remove the WAL it needs.
+  ASSERT_EQ(mock_->Command("down all"), "ok");
+  ASSERT_TRUE(sql->Exec(kRow).ok());
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        if (!p->running()) return true;
+        EXPECT_TRUE(sql->Exec("INSERT INTO other (v) SELECT repeat('x', 1000) FROM "
+                              "generate_series(1, 5000); SELECT pg_switch_wal(); CHECKPOINT")
+                        .ok());
+        return false;
+      },
+      absl::Seconds(120)))
+      << p->Log();
+  EXPECT_EQ(p->Wait(absl::Seconds(30)), 1) << p->Log();
+  EXPECT_THAT(p->Log(), HasSubstr("wal_status = lost"));
+  EXPECT_THAT(p->Log(), HasSubstr("pg_drop_replication_slot('outbox_publisher')"));
+  EXPECT_EQ(ValueOrDie(sql->Value("SELECT wal_status FROM pg_replication_slots")), "lost");
+}
+
 TEST_F(OperationsTest, RetainedWalAboveTheLimitWarnsOncePerCrossing) {
   publisher_ = StartPublisher({"--table", "outbox", "--slot-check-interval", "200ms",
                                "--max-retained-wal", "256kB", "--log-level", "debug"});
