@@ -70,9 +70,10 @@ VALUES ('order', 'o-1', 'OrderDiscounted', '{"order": "o-1", "total": 40}');
 COMMIT;
 BEGIN;  -- the "keep the table empty" pattern: insert, then delete, in one transaction
 INSERT INTO orders VALUES ('o-2', 7);
-WITH e AS (INSERT INTO outbox (aggregate_type, aggregate_id, event_type, payload)
-           VALUES ('order', 'o-2', 'OrderCreated', '{"order": "o-2", "total": 7}') RETURNING id)
-DELETE FROM outbox WHERE id IN (SELECT id FROM e);
+INSERT INTO outbox (aggregate_type, aggregate_id, event_type, payload)
+VALUES ('order', 'o-2', 'OrderCreated', '{"order": "o-2", "total": 7}');
+-- (a separate statement: a data-modifying CTE's DELETE would not see the new row)
+DELETE FROM outbox WHERE aggregate_id = 'o-2';
 COMMIT;
 BEGIN;  -- rolled back: never published
 INSERT INTO outbox (aggregate_type, aggregate_id, event_type, payload)
