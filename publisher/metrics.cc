@@ -81,14 +81,19 @@ RelaySnapshot Metrics::relay() const {
 
 HealthVerdict Metrics::Health(absl::Time now) const {
   std::lock_guard<std::mutex> lock(mu_);
+  return HealthLocked(now);
+}
+
+HealthVerdict Metrics::HealthLocked(absl::Time now) const {
   return JudgeHealth({relay_.streaming, not_streaming_reason_, relay_.in_flight_messages,
-                      relay_.oldest_unacked, relay_.last_ack},
+                      relay_.oldest_unacked, relay_.stats.last_ack},
                      now);
 }
 
 std::string Metrics::RenderPrometheus(absl::Time now) const {
   std::lock_guard<std::mutex> lock(mu_);
-  const RelaySnapshot& r = relay_;
+  const RelaySnapshot& snap = relay_;
+  const RelayStats& r = relay_.stats;
   std::string out;
   std::string labels;
   for (const auto& [k, v] : info_) {
@@ -97,12 +102,9 @@ std::string Metrics::RenderPrometheus(absl::Time now) const {
   absl::StrAppend(&out, "# HELP ", kPrefix, "build_info versions of the publisher and "
                   "its libraries\n# TYPE ", kPrefix, "build_info gauge\n", kPrefix,
                   "build_info{", labels, "} 1\n");
-  Family(&out, "streaming", "gauge", "1 while a replication session streams", r.streaming);
-  Family(&out, "up", "gauge", "1 while /healthz would answer 200",
-         JudgeHealth({r.streaming, not_streaming_reason_, r.in_flight_messages,
-                      r.oldest_unacked, r.last_ack},
-                     now)
-             .ok);
+  Family(&out, "streaming", "gauge", "1 while a replication session streams",
+         snap.streaming);
+  Family(&out, "up", "gauge", "1 while /healthz would answer 200", HealthLocked(now).ok);
   Family(&out, "rows_seen_total", "counter",
          "outbox INSERTs received from the WAL (again after a rewind)", r.rows_seen);
   Family(&out, "published_total", "counter", "records handed to the Kafka producer",
@@ -121,12 +123,13 @@ std::string Metrics::RenderPrometheus(absl::Time now) const {
                   "# TYPE ", kPrefix, "errors_total counter\n");
   for (int k = 0; k < kErrorKinds; ++k) {
     absl::StrAppend(&out, kPrefix, "errors_total{kind=\"",
-                    ErrorKindName(static_cast<ErrorKind>(k)), "\"} ", r.errors[k], "\n");
+                    ErrorKindName(static_cast<ErrorKind>(k)), "\"} ", r.errors_by_kind[k],
+                    "\n");
   }
   Family(&out, "in_flight_messages", "gauge", "records produced and not yet acknowledged",
-         r.in_flight_messages);
+         snap.in_flight_messages);
   Family(&out, "in_flight_bytes", "gauge", "bytes produced and not yet acknowledged",
-         r.in_flight_bytes);
+         snap.in_flight_bytes);
   Family(&out, "confirmed_lsn", "gauge", "last LSN confirmed to PostgreSQL (flush)",
          r.confirmed.value());
   Family(&out, "server_wal_end_lsn", "gauge", "highest WAL end the server reported",
@@ -137,8 +140,9 @@ std::string Metrics::RenderPrometheus(absl::Time now) const {
   Family(&out, "lag_bytes", "gauge", "server WAL end minus the confirmed LSN", lag);
   Family(&out, "oldest_unacked_age_seconds", "gauge",
          "age of the oldest record waiting for its acknowledgement (0 when none)",
-         r.oldest_unacked ? std::max(0.0, absl::ToDoubleSeconds(now - *r.oldest_unacked))
-                          : 0.0);
+         snap.oldest_unacked
+             ? std::max(0.0, absl::ToDoubleSeconds(now - *snap.oldest_unacked))
+             : 0.0);
   if (slot_retained_bytes_) {
     Family(&out, "slot_retained_wal_bytes", "gauge",
            "WAL the replication slot keeps on the server's disk", *slot_retained_bytes_);

@@ -1,8 +1,8 @@
 // Metrics: the numbers an operator watches, in Prometheus text exposition format
 // (version 0.0.4), and the health verdict, for the metrics server's thread.
 //
-// The relay keeps its counters on its own thread without locks and publishes a
-// copy here every few hundred milliseconds (RelaySnapshot); the supervisor counts
+// The relay keeps its counters (RelayStats) on its own thread without locks and
+// publishes a copy here every few hundred milliseconds (RelaySnapshot); the supervisor counts
 // reconnects and says what it is doing when not streaming; the slot watcher sets
 // the retained WAL. Metrics takes a lock for each of these and for each scrape,
 // never per row.
@@ -51,23 +51,29 @@ enum class ErrorKind { kMapping, kProduce, kDelivery, kDeadLetter };
 inline constexpr int kErrorKinds = 4;
 const char* ErrorKindName(ErrorKind kind);
 
-// What the relay knows, copied as a whole.
+// The relay's counters, kept on its thread (Relay::stats()).
+struct RelayStats {
+  uint64_t rows_seen = 0;      // Outbox INSERTs received.
+  uint64_t published = 0;      // Records handed to the sink (excluding dead letters).
+  uint64_t acknowledged = 0;   // Of those, acknowledged by the broker.
+  uint64_t dead_lettered = 0;  // Dead letters acknowledged.
+  uint64_t errors = 0;         // Permanent failures (mapping or delivery).
+  std::array<uint64_t, kErrorKinds> errors_by_kind{};  // The same, by kind.
+  uint64_t transactions = 0;   // Commits received.
+  uint64_t rewinds = 0;        // Producer sessions ended by an unproven delivery.
+  cdc::Lsn confirmed;          // Last flush LSN sent to the server.
+  cdc::Lsn server_wal_end;     // Highest WAL end the server reported.
+  std::optional<absl::Time> last_ack;  // Of the last acknowledgement.
+  LatencyHistogram commit_to_ack;      // Commit time to acknowledgement.
+};
+
+// What the relay knows, copied as a whole to Metrics.
 struct RelaySnapshot {
   bool streaming = false;
-  uint64_t rows_seen = 0;  // Outbox INSERTs received (again after a rewind).
-  uint64_t published = 0;
-  uint64_t acknowledged = 0;
-  uint64_t dead_lettered = 0;
-  uint64_t transactions = 0;
-  uint64_t rewinds = 0;
-  std::array<uint64_t, kErrorKinds> errors{};
+  RelayStats stats;
   uint64_t in_flight_messages = 0;
   uint64_t in_flight_bytes = 0;
-  cdc::Lsn confirmed;
-  cdc::Lsn server_wal_end;
   std::optional<absl::Time> oldest_unacked;
-  std::optional<absl::Time> last_ack;
-  LatencyHistogram commit_to_ack;
 };
 
 class Metrics {
@@ -87,6 +93,8 @@ class Metrics {
   RelaySnapshot relay() const;
 
  private:
+  HealthVerdict HealthLocked(absl::Time now) const;  // With mu_ held.
+
   mutable std::mutex mu_;
   std::vector<std::pair<std::string, std::string>> info_;
   RelaySnapshot relay_;

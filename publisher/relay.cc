@@ -88,20 +88,10 @@ void Relay::PublishMetrics(bool streaming) {
   if (metrics_ == nullptr) return;
   RelaySnapshot m;
   m.streaming = streaming;
-  m.rows_seen = stats_.rows_seen;
-  m.published = stats_.published;
-  m.acknowledged = stats_.acknowledged;
-  m.dead_lettered = stats_.dead_lettered;
-  m.transactions = stats_.transactions;
-  m.rewinds = stats_.rewinds;
-  m.errors = stats_.errors_by_kind;
+  m.stats = stats_;
   m.in_flight_messages = tracker_.in_flight_messages();
   m.in_flight_bytes = tracker_.in_flight_bytes();
-  m.confirmed = stats_.confirmed;
-  m.server_wal_end = stats_.server_wal_end;
   m.oldest_unacked = tracker_.oldest_unacknowledged();
-  m.last_ack = stats_.last_ack;
-  m.commit_to_ack = stats_.commit_to_ack;
   metrics_->PublishRelay(m);
 }
 

@@ -17,7 +17,6 @@
 #ifndef PUBLISHER_RELAY_H_
 #define PUBLISHER_RELAY_H_
 
-#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -62,21 +61,6 @@ struct RelayOptions {
   std::string database;  // For envelopes' source.database.
 
   static RelayOptions FromConfig(const Config& config, std::string database);
-};
-
-struct RelayStats {
-  uint64_t rows_seen = 0;      // Outbox INSERTs received.
-  uint64_t published = 0;      // Records handed to the sink (excluding dead letters).
-  uint64_t acknowledged = 0;   // Of those, acknowledged by the broker.
-  uint64_t dead_lettered = 0;  // Dead letters acknowledged.
-  uint64_t errors = 0;         // Permanent failures (mapping or delivery).
-  std::array<uint64_t, kErrorKinds> errors_by_kind{};  // The same, by kind.
-  uint64_t transactions = 0;   // Commits received.
-  uint64_t rewinds = 0;        // Producer sessions ended by an unproven delivery.
-  cdc::Lsn confirmed;          // Last flush LSN sent to the server.
-  cdc::Lsn server_wal_end;     // Highest WAL end the server reported.
-  std::optional<absl::Time> last_ack;  // Of the last acknowledgement.
-  LatencyHistogram commit_to_ack;      // Commit time to acknowledgement.
 };
 
 class Relay {

@@ -50,6 +50,13 @@ std::string Insert(const std::string& id, const std::string& key = "k",
       Lsn(0x10));
 }
 
+// An outbox INSERT whose key is NULL: it cannot be mapped.
+std::string UnmappableInsert() {
+  return W(pg::Insert{std::nullopt,
+                      kOutboxOid,
+                      {T("x"), T("order"), {pg::Value::Kind::kNull, ""}, T("E"), T("{}")}});
+}
+
 std::string Begin(uint32_t xid, uint64_t commit) {
   return W(pg::Begin{Lsn(commit), 0, xid});
 }
@@ -351,10 +358,7 @@ TEST_F(RelayTest, DeadLetterCarriesTheErrorAndReleasesTheLsnOnlyWhenAcknowledged
 TEST_F(RelayTest, UnmappableRowHaltsByDefault) {
   stream_.Message(Begin(1, 0x100));
   stream_.Message(OutboxRelation());
-  stream_.Message(
-      W(pg::Insert{std::nullopt,
-                   kOutboxOid,
-                   {T("x"), T("order"), {pg::Value::Kind::kNull, ""}, T("E"), T("{}")}}));
+  stream_.Message(UnmappableInsert());
   stream_.Message(Commit(0x100, 0x110));
   absl::Status s = Run();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
@@ -368,10 +372,7 @@ TEST_F(RelayTest, UnmappableRowGoesToTheDeadLetterTopicAsJson) {
   sink_.auto_ack = true;
   stream_.Message(Begin(1, 0x100));
   stream_.Message(OutboxRelation());
-  stream_.Message(
-      W(pg::Insert{std::nullopt,
-                   kOutboxOid,
-                   {T("x"), T("order"), {pg::Value::Kind::kNull, ""}, T("E"), T("{}")}}));
+  stream_.Message(UnmappableInsert());
   stream_.Message(Commit(0x100, 0x110));
   ASSERT_TRUE(Run().ok());
   ASSERT_EQ(sink_.produced().size(), 1u);
@@ -511,10 +512,10 @@ TEST_F(RelayTest, PublishesItsFiguresToMetricsWhileStreamingAndWhenItEnds) {
   stream_.Action([&] {
     RelaySnapshot m = metrics_.relay();
     EXPECT_TRUE(m.streaming);
-    EXPECT_EQ(m.rows_seen, 1u);
-    EXPECT_EQ(m.published, 1u);
+    EXPECT_EQ(m.stats.rows_seen, 1u);
+    EXPECT_EQ(m.stats.published, 1u);
     EXPECT_EQ(m.in_flight_messages, 1u);
-    EXPECT_EQ(m.acknowledged, 0u);
+    EXPECT_EQ(m.stats.acknowledged, 0u);
     EXPECT_TRUE(metrics_.Health(clock_.Now()).ok);
     clock_.Advance(absl::Milliseconds(40));
     sink_.AckAll();
@@ -524,16 +525,16 @@ TEST_F(RelayTest, PublishesItsFiguresToMetricsWhileStreamingAndWhenItEnds) {
   stream_.Message(Keepalive(0x50));
   stream_.Action([&] {
     RelaySnapshot m = metrics_.relay();
-    EXPECT_EQ(m.acknowledged, 1u);
+    EXPECT_EQ(m.stats.acknowledged, 1u);
     EXPECT_EQ(m.in_flight_messages, 0u);
-    EXPECT_EQ(m.commit_to_ack.count(), 1u);
-    EXPECT_NEAR(m.commit_to_ack.sum_seconds(), 0.040, 0.001);
-    EXPECT_EQ(m.last_ack, clock_.Now());
+    EXPECT_EQ(m.stats.commit_to_ack.count(), 1u);
+    EXPECT_NEAR(m.stats.commit_to_ack.sum_seconds(), 0.040, 0.001);
+    EXPECT_EQ(m.stats.last_ack, clock_.Now());
   });
   ASSERT_TRUE(Run().ok());
   RelaySnapshot end = metrics_.relay();
   EXPECT_FALSE(end.streaming);
-  EXPECT_EQ(end.confirmed, Lsn(0x110));
+  EXPECT_EQ(end.stats.confirmed, Lsn(0x110));
   EXPECT_FALSE(metrics_.Health(clock_.Now()).ok);
 }
 
@@ -542,16 +543,13 @@ TEST_F(RelayTest, CountsPermanentErrorsByKind) {
   sink_.auto_ack = true;
   stream_.Message(Begin(1, 0x100));
   stream_.Message(OutboxRelation());
-  stream_.Message(
-      W(pg::Insert{std::nullopt,
-                   kOutboxOid,
-                   {T("x"), T("order"), {pg::Value::Kind::kNull, ""}, T("E"), T("{}")}}));
+  stream_.Message(UnmappableInsert());
   stream_.Message(Commit(0x100, 0x110));
   ASSERT_TRUE(Run().ok());
   RelaySnapshot m = metrics_.relay();
-  EXPECT_EQ(m.errors[static_cast<int>(ErrorKind::kMapping)], 1u);
-  EXPECT_EQ(m.errors[static_cast<int>(ErrorKind::kDelivery)], 0u);
-  EXPECT_EQ(m.dead_lettered, 1u);
+  EXPECT_EQ(m.stats.errors_by_kind[static_cast<int>(ErrorKind::kMapping)], 1u);
+  EXPECT_EQ(m.stats.errors_by_kind[static_cast<int>(ErrorKind::kDelivery)], 0u);
+  EXPECT_EQ(m.stats.dead_lettered, 1u);
   EXPECT_EQ(stats_.errors, 1u);
 }
 
