@@ -262,6 +262,32 @@ TEST_F(OperationsTest, MetricsAndHealthOverHttp) {
   EXPECT_EQ(publisher_->Wait(absl::Seconds(60)), 0);
 }
 
+TEST_F(OperationsTest, HealthTurnsUnhealthyWhenNothingIsAcknowledgedForThirtySeconds) {
+  int port = testing_harness::FreeTcpPort();
+  publisher_ = StartPublisher({"--metrics-port", absl::StrCat(port)});
+  ASSERT_TRUE(WaitFor([&] { return Get(port, "/healthz").first == 200; }, absl::Seconds(30)));
+  ASSERT_EQ(mock_->Command("down all"), "ok");
+  ASSERT_TRUE(sql_->Exec(kRow).ok());
+  std::pair<int, std::string> verdict;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        verdict = Get(port, "/healthz");
+        return verdict.first == 503;
+      },
+      absl::Seconds(90)))
+      << verdict.second;
+  EXPECT_EQ(verdict.second,
+            "1 message(s) in flight and none acknowledged for 30s: check the Kafka "
+            "brokers and the stats log line\n");
+  EXPECT_GE(std::stod(Sample(Get(port, "/metrics").second,
+                             "outbox_publisher_oldest_unacked_age_seconds")),
+            30.0);
+  ASSERT_EQ(mock_->Command("up all"), "ok");
+  EXPECT_TRUE(WaitFor([&] { return Get(port, "/healthz").first == 200; }, absl::Seconds(60)));
+  publisher_->Signal(SIGTERM);
+  EXPECT_EQ(publisher_->Wait(absl::Seconds(60)), 0) << publisher_->Log();
+}
+
 TEST_F(OperationsTest, MetricsPortInUseExitsTwo) {
   int port = testing_harness::FreeTcpPort();
   httplib::Server blocker;
