@@ -95,10 +95,14 @@ absl::Status KafkaErrorStatus(int code, absl::string_view what) {
 
 absl::Status DeliveryReportStatus(int code, int64_t offset, int msg_status,
                                   absl::string_view topic, int32_t partition) {
+  // The common case first, without building a message: once per acknowledged row.
+  if (code == RD_KAFKA_RESP_ERR_NO_ERROR && offset >= 0 &&
+      msg_status == RD_KAFKA_MSG_STATUS_PERSISTED) {
+    return absl::OkStatus();
+  }
   std::string where = absl::StrCat("delivery to ", topic, " [", partition, "]");
   absl::Status status = KafkaErrorStatus(code, where);
   if (!status.ok()) return status;
-  if (offset >= 0 && msg_status == RD_KAFKA_MSG_STATUS_PERSISTED) return status;
   return absl::UnavailableError(absl::StrCat(
       where, " reported success without proof of storage (offset ", offset,
       msg_status == RD_KAFKA_MSG_STATUS_PERSISTED ? ", persisted" : ", not persisted",

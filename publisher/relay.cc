@@ -250,11 +250,10 @@ void Relay::DeadLetterRejected(const std::string& id, const absl::Status& why) {
                    "(it must exist and accept writes) and restart"));
 }
 
-void Relay::OnDelivery(Delivery d) {
+void Relay::OnDelivery(Delivery d, absl::Time now) {
   if (d.status.ok()) {
     tracker_.Acknowledge(d.token);
     ++(d.dead_letter ? stats_.dead_lettered : stats_.acknowledged);
-    absl::Time now = clock_();
     stats_.last_ack = now;
     if (d.token.committed != absl::InfinitePast())
       stats_.commit_to_ack.Observe(now - d.token.committed);
@@ -290,7 +289,9 @@ void Relay::PollSink(absl::Duration timeout) {
   // produce again (a retry, a dead letter), which may poll again.
   std::vector<Delivery> deliveries;
   sink_->Poll(timeout, [&](Delivery d) { deliveries.push_back(std::move(d)); });
-  for (Delivery& d : deliveries) OnDelivery(std::move(d));
+  if (deliveries.empty()) return;
+  absl::Time now = clock_();  // One reading for the batch: they arrived together.
+  for (Delivery& d : deliveries) OnDelivery(std::move(d), now);
 }
 
 bool Relay::InFlightFull() const {

@@ -119,7 +119,7 @@ class Relay {
   void PublishMetrics(bool streaming);
   // A dead letter was refused too: halt, confirming nothing past the row.
   void DeadLetterRejected(const std::string& id, const absl::Status& why);
-  void OnDelivery(Delivery delivery);
+  void OnDelivery(Delivery delivery, absl::Time now);
   void PollSink(absl::Duration timeout);
   bool InFlightFull() const;
   absl::Status MaybeSendStatus(bool force);
