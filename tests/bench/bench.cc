@@ -4,7 +4,9 @@
 //                   napping when dry, each run first and last; the fastest counts;
 //   pg_recvlogical  pgoutput, same publication, to /dev/null (reference);
 //   publisher       outbox-publisher to mock-kafka, timed until its slot's
-//                   confirmed_flush_lsn reaches the end of the backlog.
+//                   confirmed_flush_lsn reaches the end of the backlog;
+//   producing alone bench-sink-floor: the publisher's KafkaSink producing records
+//                   of the same size, no reading or mapping (a CPU floor).
 // For the publisher it also reads CPU time (user+sys of all threads, /proc) and
 // peak RSS (VmHWM). Then a steady-state run: single-row transactions at a fixed
 // rate, commit-to-consumer latency measured by a consumer on the same machine.
@@ -22,6 +24,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -68,6 +71,9 @@ struct Result {
   // The limit reader's CPU per row (the faster run's): what merely receiving the
   // stream through libpq costs, a floor under the publisher's figure.
   double limit_cpu_us_per_row = 0;
+  // What producing alone costs: bench-sink-floor (KafkaSink with the publisher's
+  // settings, records of the same size, no reading or mapping).
+  double sink_cpu_us_per_row = 0;
   int64_t peak_rss_kib = 0;
 };
 
@@ -138,7 +144,28 @@ class Bench {
     limit("bench_limit_last_nap", "100");
     r.limit_rows_s = w.rows / best;
     r.limit_cpu_us_per_row = best_cpu * 1e6 / w.rows;
+    r.sink_cpu_us_per_row = SinkFloor(w);
     return r;
+  }
+
+  // bench-sink-floor's CPU per message for records the size of this workload's
+  // envelopes (the payload plus about 150 bytes of other fields).
+  double SinkFloor(const Workload& w) {
+    auto mock = Must(MockKafka::Start(1), "mock-kafka");
+    if (mock->Command(absl::StrCat("topic ", kTopic, " ", kPartitions)) != "ok")
+      Die("topic");
+    int64_t messages = std::min<int64_t>(w.rows, 200000);
+    std::string log = absl::StrCat("/tmp/outbox-bench-", getpid(), "-sink.log");
+    auto p = Must(Process::Start({BuildPath("bench-sink-floor"), mock->bootstrap(), kTopic,
+                                  absl::StrCat(messages), absl::StrCat(w.payload_bytes + 150)},
+                                 log),
+                  "bench-sink-floor");
+    std::optional<int> code = p->Wait(absl::Minutes(10));
+    std::string out = p->Log();
+    std::remove(log.c_str());
+    size_t at = out.find("cpu_us_per_msg=");
+    if (!code || *code != 0 || at == std::string::npos) Die("bench-sink-floor: " + out);
+    return std::stod(out.substr(at + strlen("cpu_us_per_msg=")));
   }
 
   struct Latency {
@@ -311,15 +338,17 @@ std::string Table(const std::vector<Result>& results, const Bench::Latency& stea
   std::ostringstream out;
   out << "| workload | rows | limit (raw libpq) rows/s | pg_recvlogical rows/s | "
          "outbox-publisher rows/s | publisher / limit | publisher CPU µs/row | "
-         "limit CPU µs/row | publisher peak RSS MiB |\n"
-         "|---|---|---|---|---|---|---|---|---|\n";
+         "limit CPU µs/row | producing alone CPU µs/row | publisher peak RSS MiB |\n"
+         "|---|---|---|---|---|---|---|---|---|---|\n";
   for (const Result& r : results) {
     out << absl::StrFormat(
-        "| %s | %d | %.1fk | %.1fk | %.1fk | %.2f× | %.2f | %.2f | %.0f |\n", r.w.name,
-        r.w.rows, r.limit_rows_s / 1000, r.recvlogical_rows_s / 1000,
+        "| %s | %d | %.1fk | %.1fk | %.1fk | %.2f× | %.2f | %.2f | %.2f | %.0f |\n",
+        r.w.name, r.w.rows, r.limit_rows_s / 1000, r.recvlogical_rows_s / 1000,
         r.publisher_rows_s / 1000, r.publisher_rows_s / r.limit_rows_s,
-        r.cpu_us_per_row, r.limit_cpu_us_per_row, r.peak_rss_kib / 1024.0);
+        r.cpu_us_per_row, r.limit_cpu_us_per_row, r.sink_cpu_us_per_row,
+        r.peak_rss_kib / 1024.0);
   }
+  if (steady.rows == 0) return out.str();  // Not run (--only).
   out << absl::StrFormat(
       "\nSteady state: %d single-row transactions/s asked, %.0f/s achieved, %d rows; "
       "commit-to-consumer latency p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
