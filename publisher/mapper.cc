@@ -18,6 +18,7 @@
 #include "cdc/status_macros.h"
 #include "google/protobuf/timestamp.pb.h"
 #include "outbox/v1/envelope.pb.h"
+#include "publisher/proto_time.h"
 
 namespace publisher {
 namespace {
@@ -45,18 +46,6 @@ absl::StatusOr<size_t> RequiredColumn(const Relation& r, const std::string& name
                      flag, "): add the column or point --", flag, " at an existing one"));
   }
   return *i;
-}
-
-void SetTimestamp(google::protobuf::Timestamp* ts, absl::Time t) {
-  int64_t micros = absl::ToUnixMicros(t);
-  int64_t seconds = micros / 1000000;
-  int64_t rem = micros % 1000000;
-  if (rem < 0) {
-    rem += 1000000;
-    --seconds;
-  }
-  ts->set_seconds(seconds);
-  ts->set_nanos(static_cast<int32_t>(rem * 1000));
 }
 
 // A JSON value as a header value: strings as they are, everything else as JSON text.

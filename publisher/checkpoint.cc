@@ -1,0 +1,38 @@
+// Checkpoint encoding: outbox.v1.Checkpoint over the wire.
+#include "publisher/checkpoint.h"
+
+#include "absl/strings/str_cat.h"
+#include "outbox/v1/checkpoint.pb.h"
+#include "publisher/proto_time.h"
+
+namespace publisher {
+std::string EncodeCheckpoint(const Checkpoint& c, absl::string_view transactional_id,
+                             absl::Time written_at) {
+  outbox::v1::Checkpoint m;
+  m.set_end_lsn(c.end_lsn.value());
+  m.set_xid(c.xid);
+  SetTimestamp(m.mutable_commit_time(), c.commit_time);
+  SetTimestamp(m.mutable_written_at(), written_at);
+  m.set_transactional_id(std::string(transactional_id));
+  return m.SerializeAsString();
+}
+
+absl::StatusOr<Checkpoint> DecodeCheckpoint(absl::string_view value,
+                                            absl::string_view transactional_id) {
+  outbox::v1::Checkpoint m;
+  if (!m.ParseFromArray(value.data(), static_cast<int>(value.size())) ||
+      m.end_lsn() == 0) {
+    return absl::DataLossError(absl::StrCat(
+        "the checkpoint record of ", transactional_id,
+        " is not an outbox.v1.Checkpoint: is another program writing to the "
+        "checkpoint topic?"));
+  }
+  if (m.transactional_id() != transactional_id) {
+    return absl::DataLossError(absl::StrCat("the checkpoint record keyed ", transactional_id,
+                                            " names transactional id \"",
+                                            m.transactional_id(), "\""));
+  }
+  return Checkpoint{cdc::Lsn(m.end_lsn()), m.xid(), FromTimestamp(m.commit_time())};
+}
+
+}  // namespace publisher

@@ -1,0 +1,94 @@
+// Exactly-once's pure parts: the checkpoint record, the skipping rule and the
+// Kafka transaction batching policy.
+#include "publisher/checkpoint.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "outbox/v1/checkpoint.pb.h"
+
+namespace publisher {
+namespace {
+
+using cdc::Lsn;
+using ::testing::HasSubstr;
+
+const absl::Time kT = absl::FromUnixMicros(1'800'000'000'123'456);
+
+TEST(CheckpointTest, RoundTripsThroughTheRecordValue) {
+  Checkpoint c{Lsn(0x16B3F28), 731, kT};
+  std::string value = EncodeCheckpoint(c, "outbox-publisher.slot", kT + absl::Seconds(1));
+  absl::StatusOr<Checkpoint> back = DecodeCheckpoint(value, "outbox-publisher.slot");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, c);
+  outbox::v1::Checkpoint m;
+  ASSERT_TRUE(m.ParseFromString(value));
+  EXPECT_EQ(m.end_lsn(), 0x16B3F28u);
+  EXPECT_EQ(m.transactional_id(), "outbox-publisher.slot");
+  EXPECT_EQ(m.written_at().seconds(), 1'800'000'001);
+  EXPECT_EQ(m.commit_time().nanos(), 123'456'000);
+}
+
+TEST(CheckpointTest, ForeignOrGarbageValuesAreDataLoss) {
+  EXPECT_EQ(DecodeCheckpoint("\xff\xff\xff", "a").status().code(),
+            absl::StatusCode::kDataLoss);
+  EXPECT_EQ(DecodeCheckpoint("", "a").status().code(), absl::StatusCode::kDataLoss)
+      << "an empty value (a tombstone) names no LSN";
+  absl::StatusOr<Checkpoint> other =
+      DecodeCheckpoint(EncodeCheckpoint({Lsn(5), 1, kT}, "b", kT), "a");
+  EXPECT_EQ(other.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(other.status().message(), HasSubstr("names transactional id \"b\""));
+}
+
+// Transactions in commit order: T1 commits at 0x100 and ends at 0x130; T2 commits at
+// 0x130 (it may start where T1 ended) and ends at 0x160; T3 at 0x200..0x230.
+TEST(CheckpointFilterTest, CoversExactlyTheTransactionsUpToTheCheckpointsEnd) {
+  CheckpointFilter f(Checkpoint{Lsn(0x160), 2, kT});  // T2 was the last published.
+  EXPECT_TRUE(f.Covers(Lsn(0x100)));                   // T1
+  EXPECT_TRUE(f.Covers(Lsn(0x130)));                   // T2: final_lsn < end_lsn
+  EXPECT_FALSE(f.Covers(Lsn(0x160)))                   // a commit at the end LSN is next
+      << "equal LSN: a transaction committing where the checkpoint ends is new";
+  EXPECT_FALSE(f.Covers(Lsn(0x200)));  // T3
+}
+
+TEST(CheckpointFilterTest, NoCheckpointCoversNothing) {
+  CheckpointFilter f;
+  EXPECT_FALSE(f.Covers(Lsn(0)));
+  EXPECT_FALSE(f.Covers(Lsn(1)));
+}
+
+TEST(CheckpointFilterTest, ARewindFarBelowTheCheckpointSkipsEverythingItCovers) {
+  // PostgreSQL 15 set the slot back to 0x100 after a restart; the checkpoint says
+  // 0x5000 was published: every transaction in between is skipped, however many.
+  CheckpointFilter f(Checkpoint{Lsn(0x5000), 90, kT});
+  int skipped = 0;
+  for (uint64_t lsn = 0x100; lsn < 0x5000; lsn += 0x40) skipped += f.Covers(Lsn(lsn));
+  EXPECT_EQ(skipped, (0x5000 - 0x100) / 0x40 + ((0x5000 - 0x100) % 0x40 != 0));
+  EXPECT_FALSE(f.Covers(Lsn(0x5000)));
+}
+
+TEST(CheckpointFilterTest, CommittedCheckpointsNeverMoveBack) {
+  CheckpointFilter f(Checkpoint{Lsn(0x300), 3, kT});
+  f.Committed(Checkpoint{Lsn(0x200), 2, kT});
+  EXPECT_EQ(f.latest()->end_lsn, Lsn(0x300));
+  f.Committed(Checkpoint{Lsn(0x400), 4, kT});
+  EXPECT_EQ(f.latest()->end_lsn, Lsn(0x400));
+  EXPECT_TRUE(f.Covers(Lsn(0x3ff)));
+}
+
+TEST(TransactionBatchPolicyTest, CommitsAfterTheIntervalOrAtTheInFlightLimitOnly) {
+  TransactionBatchPolicy p(absl::Milliseconds(100));
+  EXPECT_FALSE(p.open());
+  EXPECT_FALSE(p.ShouldCommit(kT, true)) << "nothing to commit";
+  EXPECT_EQ(p.deadline(), absl::InfiniteFuture());
+  p.Began(kT);
+  EXPECT_TRUE(p.open());
+  EXPECT_FALSE(p.ShouldCommit(kT + absl::Milliseconds(99), false));
+  EXPECT_TRUE(p.ShouldCommit(kT + absl::Milliseconds(100), false));
+  EXPECT_TRUE(p.ShouldCommit(kT + absl::Milliseconds(1), true));
+  EXPECT_EQ(p.deadline(), kT + absl::Milliseconds(100));
+  p.Ended();
+  EXPECT_FALSE(p.ShouldCommit(kT + absl::Hours(1), true));
+}
+
+}  // namespace
+}  // namespace publisher
