@@ -112,6 +112,11 @@ absl::Status ReplicationStream::Start(const StartOptions& options) {
   return absl::OkStatus();
 }
 
+bool ReplicationStream::ConsumeInput() {
+  since_read_ = 0;
+  return PQconsumeInput(conn_) != 0;
+}
+
 absl::Status ReplicationStream::WaitSocket(absl::Time deadline, bool* ready) {
   int fd = PQsocket(conn_);
   if (fd < 0) return ConnectionError("replication connection lost");
@@ -137,6 +142,7 @@ absl::StatusOr<std::optional<ServerMessage>> ReplicationStream::Read(
     FreeBuffer();
     int n = PQgetCopyData(conn_, &buffer_, /*async=*/1);
     if (n > 0) {
+      since_read_ += static_cast<size_t>(n);
       ASSIGN_OR_RETURN(ServerMessage m,
                        ParseServerMessage(absl::string_view(buffer_, n)));
       if (auto* x = std::get_if<XLogData>(&m)) {
@@ -160,24 +166,29 @@ absl::StatusOr<std::optional<ServerMessage>> ReplicationStream::Read(
       return absl::UnavailableError(message);
     }
     if (n == -2) return ConnectionError("replication stream read failed");
-    // Nothing buffered. Mid-backlog the walsender sends every message as a segment
-    // of its own; a reader that wakes for each one spends its time in the kernel and,
-    // on a small machine, takes the CPU the walsender needs to send more. A short nap
-    // lets a batch gather, read by one recv. Once per call, and never past the
-    // deadline: it adds at most read_coalesce to a message's latency.
+    // libpq holds no whole message. When the last read from the socket brought
+    // about a buffer's worth (libpq's is 16 KiB at first), the socket probably holds
+    // more: read it again at once (large rows would otherwise come one buffer per nap).
+    if (since_read_ >= kFullRead) {
+      if (!ConsumeInput()) return ConnectionError("replication stream read failed");
+      continue;
+    }
+    // The socket is empty too. Mid-backlog the walsender sends every message as a
+    // segment of its own; a reader that wakes for each one spends its time in the
+    // kernel and, on a small machine, takes the CPU the walsender needs to send
+    // more. A short nap lets a batch gather, read by one recv. Once per call, and
+    // never past the deadline: it adds at most read_coalesce to a message's latency.
     if (!napped && read_coalesce_ > absl::ZeroDuration() &&
         absl::Now() + read_coalesce_ < deadline) {
       napped = true;
       absl::SleepFor(read_coalesce_);
-      if (PQconsumeInput(conn_) == 0)
-        return ConnectionError("replication stream read failed");
+      if (!ConsumeInput()) return ConnectionError("replication stream read failed");
       continue;
     }
     bool ready = false;
     RETURN_IF_ERROR(WaitSocket(deadline, &ready));
     if (!ready) return std::optional<ServerMessage>();
-    if (PQconsumeInput(conn_) == 0)
-      return ConnectionError("replication stream read failed");
+    if (!ConsumeInput()) return ConnectionError("replication stream read failed");
   }
 }
 

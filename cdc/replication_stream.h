@@ -65,6 +65,8 @@ class ReplicationStream : public WalStream {
  public:
   // Measured with scripts/bench.sh on 2 cores: 100 us cut the CPU per row of a
   // 1-row-per-transaction backlog from 16 to 6.5 us and doubled its throughput.
+  // It naps only when the socket is empty: after a read that filled libpq's
+  // buffer, Read reads again at once (4 KiB rows: 14k -> 30k rows/s).
   static constexpr absl::Duration kDefaultReadCoalesce = absl::Microseconds(100);
 
   // Connects with `conninfo` (key=value string or URI; "" = PG* environment), adding
@@ -123,6 +125,13 @@ class ReplicationStream : public WalStream {
   absl::Status ConnectionError(absl::string_view what);
   absl::Status WaitSocket(absl::Time deadline, bool* ready);
   void FreeBuffer();
+  // PQconsumeInput, noting that a read from the socket happened (since_read_).
+  bool ConsumeInput();
+
+  // Bytes of messages Read returned since the last read from the socket; at
+  // kFullRead or more that read probably filled libpq's buffer.
+  static constexpr size_t kFullRead = 8192;
+  size_t since_read_ = 0;
 
   std::unique_ptr<SqlConnection> sql_;
   PGconn* conn_;  // sql_'s.
