@@ -35,4 +35,18 @@ absl::StatusOr<Checkpoint> DecodeCheckpoint(absl::string_view value,
   return Checkpoint{cdc::Lsn(m.end_lsn()), m.xid(), FromTimestamp(m.commit_time())};
 }
 
+absl::StatusOr<std::optional<Checkpoint>> LatestCheckpoint(
+    const std::vector<CheckpointRecord>& records, absl::string_view transactional_id) {
+  const CheckpointRecord* last = nullptr;
+  for (const CheckpointRecord& r : records) {
+    if (r.key != transactional_id) continue;
+    if (last != nullptr && last->partition == r.partition && last->offset > r.offset) continue;
+    last = &r;
+  }
+  if (last == nullptr || last->value.empty()) return std::optional<Checkpoint>();
+  absl::StatusOr<Checkpoint> c = DecodeCheckpoint(last->value, transactional_id);
+  if (!c.ok()) return c.status();
+  return std::optional<Checkpoint>(*c);
+}
+
 }  // namespace publisher

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -40,6 +41,22 @@ std::string EncodeCheckpoint(const Checkpoint& checkpoint, absl::string_view tra
 // kDataLoss when `value` is not a checkpoint, or one of another transactional id.
 [[nodiscard]] absl::StatusOr<Checkpoint> DecodeCheckpoint(absl::string_view value,
                                                           absl::string_view transactional_id);
+
+// One record read back from the checkpoint topic.
+struct CheckpointRecord {
+  int32_t partition = 0;
+  int64_t offset = 0;
+  std::string key;
+  std::string value;  // Empty for a tombstone.
+};
+
+// The latest checkpoint of `transactional_id` among `records` (all of the topic up
+// to its end, as read with isolation.level=read_committed): the last record with
+// that key (one key lives in one partition, so offsets order it). nullopt when the
+// key never wrote one or its last record is a tombstone (deleted: start over);
+// kDataLoss when that record is not a checkpoint.
+[[nodiscard]] absl::StatusOr<std::optional<Checkpoint>> LatestCheckpoint(
+    const std::vector<CheckpointRecord>& records, absl::string_view transactional_id);
 
 // Which PostgreSQL transactions the latest checkpoint already covers.
 class CheckpointFilter {

@@ -39,6 +39,31 @@ TEST(CheckpointTest, ForeignOrGarbageValuesAreDataLoss) {
   EXPECT_THAT(other.status().message(), HasSubstr("names transactional id \"b\""));
 }
 
+TEST(LatestCheckpointTest, TheLastRecordOfTheKeyWins) {
+  std::vector<CheckpointRecord> records = {
+      {0, 0, "me", EncodeCheckpoint({Lsn(0x100), 1, kT}, "me", kT)},
+      {0, 1, "other", EncodeCheckpoint({Lsn(0x900), 9, kT}, "other", kT)},
+      {0, 2, "me", EncodeCheckpoint({Lsn(0x300), 3, kT}, "me", kT)},
+      {0, 3, "other", "not even a checkpoint"},
+  };
+  absl::StatusOr<std::optional<Checkpoint>> c = LatestCheckpoint(records, "me");
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_TRUE(c->has_value());
+  EXPECT_EQ((*c)->end_lsn, Lsn(0x300));
+  // Offsets order the records, not the order they were read in.
+  std::swap(records[0], records[2]);
+  EXPECT_EQ((*LatestCheckpoint(records, "me"))->end_lsn, Lsn(0x300));
+}
+
+TEST(LatestCheckpointTest, NoneATombstoneOrGarbage) {
+  EXPECT_FALSE(LatestCheckpoint({}, "me")->has_value());
+  std::vector<CheckpointRecord> deleted = {
+      {0, 0, "me", EncodeCheckpoint({Lsn(0x100), 1, kT}, "me", kT)}, {0, 1, "me", ""}};
+  EXPECT_FALSE(LatestCheckpoint(deleted, "me")->has_value()) << "a tombstone starts over";
+  std::vector<CheckpointRecord> garbage = {{0, 0, "me", "\x08"}};
+  EXPECT_EQ(LatestCheckpoint(garbage, "me").status().code(), absl::StatusCode::kDataLoss);
+}
+
 // Transactions in commit order: T1 commits at 0x100 and ends at 0x130; T2 commits at
 // 0x130 (it may start where T1 ended) and ends at 0x160; T3 at 0x200..0x230.
 TEST(CheckpointFilterTest, CoversExactlyTheTransactionsUpToTheCheckpointsEnd) {

@@ -1,0 +1,81 @@
+// ReadCheckpointTopic against mock-kafka: it reads every partition to its end, and
+// LatestCheckpoint picks the publisher's own checkpoint from what it read.
+#include "publisher/checkpoint_reader.h"
+
+#include <librdkafka/rdkafka.h>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/harness/processes.h"
+#include "tests/harness/test_util.h"
+
+namespace publisher {
+namespace {
+
+using cdc::Lsn;
+using testing_harness::MockKafka;
+using testing_harness::ValueOrDie;
+using ::testing::HasSubstr;
+
+const absl::Time kT = absl::FromUnixSeconds(1'800'000'000);
+
+// Produces (key, value) records to `topic` and waits until all are stored.
+void Write(const std::string& bootstrap, const std::string& topic,
+           const std::vector<std::pair<std::string, std::string>>& records) {
+  char err[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), err, sizeof(err));
+  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
+  ASSERT_NE(rk, nullptr) << err;
+  for (const auto& [key, value] : records) {
+    ASSERT_EQ(rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic.c_str()),
+                                RD_KAFKA_V_KEY(key.data(), key.size()),
+                                RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
+                                RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END),
+              RD_KAFKA_RESP_ERR_NO_ERROR);
+  }
+  EXPECT_EQ(rd_kafka_flush(rk, 30000), RD_KAFKA_RESP_ERR_NO_ERROR);
+  rd_kafka_destroy(rk);
+}
+
+TEST(CheckpointReaderTest, ReadsEveryPartitionToItsEnd) {
+  auto mock = ValueOrDie(MockKafka::Start(1));
+  ASSERT_EQ(mock->Command("topic outbox.checkpoints 3"), "ok");
+  Config config;
+  config.brokers = mock->bootstrap();
+  // Empty: no checkpoint yet.
+  auto empty = ReadCheckpointTopic(config, "outbox.checkpoints", absl::Seconds(30));
+  ASSERT_TRUE(empty.ok()) << empty.status();
+  EXPECT_TRUE(empty->empty());
+  EXPECT_FALSE(LatestCheckpoint(*empty, "me")->has_value());
+
+  std::vector<std::pair<std::string, std::string>> records;
+  for (int i = 1; i <= 50; ++i) {
+    records.emplace_back("me", EncodeCheckpoint({Lsn(0x100 * i), static_cast<uint32_t>(i), kT},
+                                                "me", kT));
+    records.emplace_back(absl::StrCat("other-", i % 7),
+                         EncodeCheckpoint({Lsn(i), 1, kT}, absl::StrCat("other-", i % 7), kT));
+  }
+  Write(mock->bootstrap(), "outbox.checkpoints", records);
+  auto read = ReadCheckpointTopic(config, "outbox.checkpoints", absl::Seconds(30));
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->size(), records.size());
+  absl::StatusOr<std::optional<Checkpoint>> latest = LatestCheckpoint(*read, "me");
+  ASSERT_TRUE(latest.ok()) << latest.status();
+  ASSERT_TRUE(latest->has_value());
+  EXPECT_EQ((*latest)->end_lsn, Lsn(0x100 * 50));
+  EXPECT_EQ((*latest)->xid, 50u);
+}
+
+TEST(CheckpointReaderTest, AMissingTopicNamesTheFix) {
+  auto mock = ValueOrDie(MockKafka::Start(1));
+  Config config;
+  config.brokers = mock->bootstrap();
+  auto read = ReadCheckpointTopic(config, "no.such.checkpoints", absl::Seconds(30));
+  EXPECT_EQ(read.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(read.status().message(), HasSubstr("create it compacted"));
+}
+
+}  // namespace
+}  // namespace publisher
