@@ -18,15 +18,30 @@ struct InFlight {
   bool dead_letter;
 };
 
-// librdkafka's own errors (a broker refusing connections, ...) are retried inside
-// librdkafka; they are warnings here. What the publisher decides is logged as error.
+}  // namespace
+
 LogLevel FromSyslog(int level) {
   if (level <= 4) return LogLevel::kWarn;
   if (level <= 6) return LogLevel::kInfo;
   return LogLevel::kDebug;
 }
 
-}  // namespace
+absl::StatusOr<rd_kafka_conf_t*> NewProducerConf(
+    std::vector<std::pair<std::string, std::string>> properties,
+    const std::vector<std::pair<std::string, std::string>>& overrides) {
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  char err[512];
+  for (const auto& kv : overrides) properties.push_back(kv);
+  for (const auto& [key, value] : properties) {
+    if (rd_kafka_conf_set(conf, key.c_str(), value.c_str(), err, sizeof(err)) !=
+        RD_KAFKA_CONF_OK) {
+      rd_kafka_conf_destroy(conf);
+      return absl::InvalidArgumentError(
+          absl::StrCat("invalid librdkafka property -X ", key, "=", value, ": ", err));
+    }
+  }
+  return conf;
+}
 
 std::vector<std::pair<std::string, std::string>> DefaultProducerProperties(
     const Config& c) {
@@ -112,19 +127,13 @@ absl::Status DeliveryReportStatus(int code, int64_t offset, int msg_status,
 absl::StatusOr<std::unique_ptr<KafkaSink>> KafkaSink::Create(const Config& config,
                                                              Logger& logger) {
   std::unique_ptr<KafkaSink> sink(new KafkaSink(logger));
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  char err[512];
   auto properties = DefaultProducerProperties(config);
   properties.emplace_back("log.queue", "true");  // Logs are served by our Poll.
-  for (const auto& kv : config.kafka_properties) properties.push_back(kv);
-  for (const auto& [key, value] : properties) {
-    if (rd_kafka_conf_set(conf, key.c_str(), value.c_str(), err, sizeof(err)) !=
-        RD_KAFKA_CONF_OK) {
-      rd_kafka_conf_destroy(conf);
-      return absl::InvalidArgumentError(
-          absl::StrCat("invalid librdkafka property -X ", key, "=", value, ": ", err));
-    }
-  }
+  absl::StatusOr<rd_kafka_conf_t*> made =
+      NewProducerConf(std::move(properties), config.kafka_properties);
+  if (!made.ok()) return made.status();
+  rd_kafka_conf_t* conf = *made;
+  char err[512];
   rd_kafka_conf_set_opaque(conf, sink.get());
   rd_kafka_conf_set_dr_msg_cb(conf, &KafkaSink::OnDeliveryReport);
   rd_kafka_conf_set_log_cb(conf, &KafkaSink::OnLog);
@@ -176,27 +185,32 @@ absl::StatusOr<KafkaSink::ClusterMetadata> KafkaSink::ReadMetadata(
   return out;
 }
 
-absl::Status KafkaSink::Produce(const OutboxRecord& r, const MessageToken& token,
-                                bool dead_letter) {
+absl::Status ProduceRecord(rd_kafka_t* rk, const OutboxRecord& r, void* opaque) {
   rd_kafka_headers_t* headers = rd_kafka_headers_new(r.headers.size());
   for (const auto& [name, value] : r.headers) {
     rd_kafka_header_add(headers, name.data(), static_cast<ssize_t>(name.size()),
                         value.data(), static_cast<ssize_t>(value.size()));
   }
-  auto* in_flight = new InFlight{token, dead_letter};
   rd_kafka_resp_err_t err = rd_kafka_producev(
-      rk_, RD_KAFKA_V_TOPIC(r.topic.c_str()), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+      rk, RD_KAFKA_V_TOPIC(r.topic.c_str()), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
       RD_KAFKA_V_KEY(r.key.data(), r.key.size()),
       RD_KAFKA_V_VALUE(const_cast<char*>(r.value.data()), r.value.size()),
       RD_KAFKA_V_HEADERS(headers), RD_KAFKA_V_TIMESTAMP(r.timestamp_ms),
-      RD_KAFKA_V_OPAQUE(in_flight), RD_KAFKA_V_END);
+      RD_KAFKA_V_OPAQUE(opaque), RD_KAFKA_V_END);
   if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return absl::OkStatus();
   rd_kafka_headers_destroy(headers);
-  delete in_flight;
   if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
     return absl::ResourceExhaustedError("librdkafka's local queue is full");
   }
   return KafkaErrorStatus(err, absl::StrCat("producing to ", r.topic));
+}
+
+absl::Status KafkaSink::Produce(const OutboxRecord& r, const MessageToken& token,
+                                bool dead_letter) {
+  auto* in_flight = new InFlight{token, dead_letter};
+  absl::Status s = ProduceRecord(rk_, r, in_flight);
+  if (!s.ok()) delete in_flight;
+  return s;
 }
 
 void KafkaSink::Poll(absl::Duration timeout,

@@ -18,12 +18,28 @@
 
 typedef struct rd_kafka_s rd_kafka_t;
 typedef struct rd_kafka_message_s rd_kafka_message_t;
+typedef struct rd_kafka_conf_s rd_kafka_conf_t;
 
 namespace publisher {
 
 // The librdkafka properties the publisher sets, before the user's -X overrides.
 std::vector<std::pair<std::string, std::string>> DefaultProducerProperties(
     const Config& config);
+
+// A producer configuration: `properties`, then `overrides` (the user's -X) on top.
+// kInvalidArgument naming a property librdkafka refuses. The caller owns the conf.
+absl::StatusOr<rd_kafka_conf_t*> NewProducerConf(
+    std::vector<std::pair<std::string, std::string>> properties,
+    const std::vector<std::pair<std::string, std::string>>& overrides);
+
+// librdkafka's own log levels (syslog) as ours. Its errors (a broker refusing
+// connections, ...) are retried inside librdkafka: warnings here. What the
+// publisher decides is logged as error.
+LogLevel FromSyslog(int level);
+
+// Queues `record` on `rk` with `opaque` for its delivery report. OK, or
+// kResourceExhausted when the local queue is full, or KafkaErrorStatus's classes.
+absl::Status ProduceRecord(rd_kafka_t* rk, const OutboxRecord& record, void* opaque);
 
 // Maps a librdkafka error code to the Status classes of Delivery.
 absl::Status KafkaErrorStatus(int rd_kafka_resp_err, absl::string_view what);

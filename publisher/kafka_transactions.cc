@@ -1,0 +1,112 @@
+// KafkaTransactions: librdkafka's transactional API (init/begin/commit/abort).
+#include "publisher/kafka_transactions.h"
+
+#include <librdkafka/rdkafka.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "publisher/kafka_sink.h"
+
+namespace publisher {
+namespace {
+
+int Ms(absl::Duration d) {
+  return static_cast<int>(std::max<int64_t>(0, absl::ToInt64Milliseconds(d)));
+}
+
+void OnLog(const rd_kafka_t* rk, int level, const char* fac, const char* buf) {
+  static_cast<Logger*>(rd_kafka_opaque(rk))
+      ->Log(FromSyslog(level), buf,
+            {{"component", std::string("librdkafka")}, {"facility", std::string(fac)}});
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<KafkaTransactions>> KafkaTransactions::Create(
+    const Config& config, Logger& log, std::string transactional_id,
+    std::string checkpoint_topic) {
+  std::unique_ptr<KafkaTransactions> t(
+      new KafkaTransactions(log, std::move(transactional_id), std::move(checkpoint_topic)));
+  auto properties = DefaultProducerProperties(config);
+  // A transaction that fails is aborted and produced again from the checkpoint, so
+  // a message may time out (it must, within transaction.timeout.ms).
+  properties.insert(properties.end(), {{"transactional.id", t->transactional_id_},
+                                       {"transaction.timeout.ms", "60000"},
+                                       {"message.timeout.ms", "55000"}});
+  absl::StatusOr<rd_kafka_conf_t*> conf =
+      NewProducerConf(std::move(properties), config.kafka_properties);
+  if (!conf.ok()) return conf.status();
+  rd_kafka_conf_set_opaque(*conf, &log);
+  rd_kafka_conf_set_log_cb(*conf, &OnLog);
+  char err[512];
+  t->rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, *conf, err, sizeof(err));
+  if (t->rk_ == nullptr) {
+    rd_kafka_conf_destroy(*conf);
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot create the transactional Kafka producer: ", err));
+  }
+  return t;
+}
+
+KafkaTransactions::~KafkaTransactions() {
+  if (rk_ == nullptr) return;
+  // An open transaction is left to the broker: the next instance's Init aborts it.
+  rd_kafka_purge(rk_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+  rd_kafka_destroy(rk_);
+}
+
+absl::Status KafkaTransactions::FromError(rd_kafka_error_t* error, absl::string_view what) {
+  if (error == nullptr) return absl::OkStatus();
+  std::string message = absl::StrCat(what, " (transactional id ", transactional_id_,
+                                     "): ", rd_kafka_error_name(error), ": ",
+                                     rd_kafka_error_string(error));
+  absl::Status s;
+  if (rd_kafka_error_is_fatal(error)) {
+    s = absl::AbortedError(absl::StrCat(
+        message,
+        rd_kafka_error_code(error) == RD_KAFKA_RESP_ERR__FENCED
+            ? "; another instance with this transactional id took over (it fenced this "
+              "one): stop this one, or give each publisher its own --transactional-id"
+            : ""));
+  } else if (rd_kafka_error_txn_requires_abort(error) ||
+             rd_kafka_error_is_retriable(error)) {
+    s = absl::UnavailableError(message);
+  } else if (rd_kafka_error_code(error) == RD_KAFKA_RESP_ERR__TIMED_OUT) {
+    s = absl::DeadlineExceededError(message);
+  } else {
+    s = absl::FailedPreconditionError(message);
+  }
+  rd_kafka_error_destroy(error);
+  return s;
+}
+
+absl::Status KafkaTransactions::Init(absl::Duration timeout) {
+  return FromError(rd_kafka_init_transactions(rk_, Ms(timeout)), "initializing transactions");
+}
+
+absl::Status KafkaTransactions::Begin() {
+  return FromError(rd_kafka_begin_transaction(rk_), "beginning a Kafka transaction");
+}
+
+absl::Status KafkaTransactions::Produce(const OutboxRecord& r) {
+  return ProduceRecord(rk_, r, nullptr);  // No delivery reports: Commit says it all.
+}
+
+absl::Status KafkaTransactions::Commit(const Checkpoint& checkpoint, absl::Duration timeout) {
+  OutboxRecord c;
+  c.topic = checkpoint_topic_;
+  c.key = transactional_id_;
+  c.value = EncodeCheckpoint(checkpoint, transactional_id_, absl::Now());
+  c.timestamp_ms = absl::ToUnixMillis(absl::Now());
+  absl::Status s = Produce(c);
+  if (!s.ok()) return s;
+  return FromError(rd_kafka_commit_transaction(rk_, Ms(timeout)),
+                   "committing a Kafka transaction");
+}
+
+absl::Status KafkaTransactions::Abort(absl::Duration timeout) {
+  return FromError(rd_kafka_abort_transaction(rk_, Ms(timeout)),
+                   "aborting a Kafka transaction");
+}
+
+}  // namespace publisher

@@ -1,0 +1,81 @@
+// KafkaTransactions against mock-kafka: a committed transaction carries its records
+// and its checkpoint, which ReadCheckpointTopic finds; abort and a new transaction
+// after it work. (What the mock cannot show, read_committed filtering and fencing,
+// is pinned down in mock_transactions_test.cc.)
+#include "publisher/kafka_transactions.h"
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "publisher/checkpoint_reader.h"
+#include "tests/harness/processes.h"
+#include "tests/harness/test_util.h"
+
+namespace publisher {
+namespace {
+
+using cdc::Lsn;
+using testing_harness::Consumer;
+using testing_harness::MockKafka;
+using testing_harness::ValueOrDie;
+using testing_harness::WaitFor;
+
+const absl::Time kT = absl::FromUnixSeconds(1'800'000'000);
+
+OutboxRecord Record(const std::string& id) {
+  OutboxRecord r;
+  r.topic = "outbox.event.order";
+  r.key = "o-1";
+  r.value = id;
+  r.id = id;
+  r.headers = {{"id", id}};
+  r.timestamp_ms = absl::ToUnixMillis(kT);
+  return r;
+}
+
+TEST(KafkaTransactionsTest, CommitCarriesTheRecordsAndTheCheckpoint) {
+  auto mock = ValueOrDie(MockKafka::Start(1));
+  ASSERT_EQ(mock->Command("topic outbox.event.order 2"), "ok");
+  ASSERT_EQ(mock->Command("topic outbox.checkpoints 1"), "ok");
+  Config config;
+  config.brokers = mock->bootstrap();
+  Logger log(LogFormat::kJson, LogLevel::kError);
+  auto txn = ValueOrDie(
+      KafkaTransactions::Create(config, log, "outbox-publisher.test", "outbox.checkpoints"));
+  ASSERT_TRUE(txn->Init(absl::Seconds(30)).ok());
+
+  ASSERT_TRUE(txn->Begin().ok());
+  for (const char* id : {"a", "b", "c"}) ASSERT_TRUE(txn->Produce(Record(id)).ok());
+  absl::Status committed = txn->Commit({Lsn(0x300), 3, kT}, absl::Seconds(30));
+  ASSERT_TRUE(committed.ok()) << committed;
+
+  auto read = ValueOrDie(ReadCheckpointTopic(config, "outbox.checkpoints", absl::Seconds(30)));
+  auto latest = ValueOrDie(LatestCheckpoint(read, "outbox-publisher.test"));
+  ASSERT_TRUE(latest.has_value());
+  EXPECT_EQ(latest->end_lsn, Lsn(0x300));
+  EXPECT_EQ(latest->xid, 3u);
+
+  auto consumer = ValueOrDie(Consumer::Start(mock->bootstrap(), {"outbox.event.order"}));
+  EXPECT_TRUE(WaitFor([&] { return consumer->Count() >= 3; }, absl::Seconds(30)));
+
+  // An aborted transaction, then a committed one: the checkpoint moves on.
+  ASSERT_TRUE(txn->Begin().ok());
+  ASSERT_TRUE(txn->Produce(Record("d")).ok());
+  ASSERT_TRUE(txn->Abort(absl::Seconds(30)).ok());
+  ASSERT_TRUE(txn->Begin().ok());
+  ASSERT_TRUE(txn->Produce(Record("d")).ok());
+  ASSERT_TRUE(txn->Commit({Lsn(0x400), 4, kT}, absl::Seconds(30)).ok());
+  read = ValueOrDie(ReadCheckpointTopic(config, "outbox.checkpoints", absl::Seconds(30)));
+  EXPECT_EQ(ValueOrDie(LatestCheckpoint(read, "outbox-publisher.test"))->end_lsn, Lsn(0x400));
+}
+
+TEST(KafkaTransactionsTest, ABadPropertyIsInvalidArgument) {
+  Config config;
+  config.kafka_properties = {{"no.such.property", "1"}};
+  Logger log(LogFormat::kJson, LogLevel::kError);
+  auto txn = KafkaTransactions::Create(config, log, "t", "c");
+  EXPECT_EQ(txn.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace publisher
