@@ -107,6 +107,9 @@ std::string Metrics::RenderPrometheus(absl::Time now) const {
   Family(&out, "up", "gauge", "1 while /healthz would answer 200", HealthLocked(now).ok);
   Family(&out, "rows_seen_total", "counter",
          "outbox INSERTs received from the WAL (again after a rewind)", r.rows_seen);
+  Family(&out, "rows_skipped_total", "counter",
+         "outbox INSERTs skipped as already in Kafka (exactly-once checkpoint)",
+         r.rows_skipped);
   Family(&out, "published_total", "counter", "records handed to the Kafka producer",
          r.published);
   Family(&out, "acknowledged_total", "counter", "records the broker acknowledged",

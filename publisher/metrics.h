@@ -54,6 +54,7 @@ const char* ErrorKindName(ErrorKind kind);
 // The relay's counters, kept on its thread (Relay::stats()).
 struct RelayStats {
   uint64_t rows_seen = 0;      // Outbox INSERTs received.
+  uint64_t rows_skipped = 0;   // Of those, already in Kafka (exactly-once checkpoint).
   uint64_t published = 0;      // Records handed to the sink (excluding dead letters).
   uint64_t acknowledged = 0;   // Of those, acknowledged by the broker.
   uint64_t dead_lettered = 0;  // Dead letters acknowledged.

@@ -35,6 +35,7 @@ absl::Status Relay::Run(cdc::WalStream& stream, Sink& sink,
   stop_ = &stop;
   // A new session re-reads every unconfirmed transaction from the slot.
   tracker_.Reset();
+  checkpoints_ = CheckpointFilter(sink.committed_checkpoint());
   decoder_ = cdc::pgoutput::StreamDecoder();
   relations_.Clear();
   outbox_.clear();
@@ -115,12 +116,19 @@ absl::Status Relay::HandleXLogData(const cdc::XLogData& frame) {
   ASSIGN_OR_RETURN(cdc::pgoutput::PgOutputMessage message,
                    decoder_.Decode(frame.payload));
   if (const auto* b = std::get_if<cdc::pgoutput::Begin>(&message)) {
-    transaction_ = {b->final_lsn, b->xid, cdc::FromPgTimestamp(b->commit_time)};
+    transaction_ = {b->final_lsn, b->xid, cdc::FromPgTimestamp(b->commit_time),
+                    checkpoints_.Covers(b->final_lsn)};
     return tracker_.Begin();
   }
   if (const auto* c = std::get_if<cdc::pgoutput::Commit>(&message)) {
     ++stats_.transactions;
-    return tracker_.Commit(c->end_lsn);
+    // A skipped transaction has no messages: it is confirmable once every earlier
+    // one is, which is right, since its rows are in Kafka already.
+    RETURN_IF_ERROR(tracker_.Commit(c->end_lsn));
+    if (!transaction_.skipped) {
+      sink_->TransactionCommitted({c->end_lsn, transaction_.xid, transaction_.commit_time});
+    }
+    return absl::OkStatus();
   }
   if (const auto* r = std::get_if<cdc::pgoutput::Relation>(&message))
     return OnRelation(*r);
@@ -152,6 +160,10 @@ absl::Status Relay::OnInsert(const cdc::XLogData& frame,
     return relations_.Find(insert.relation_oid).status();
   }
   ++stats_.rows_seen;
+  if (transaction_.skipped) {
+    ++stats_.rows_skipped;
+    return absl::OkStatus();
+  }
   RowSource source{frame.data_start, transaction_.commit_lsn, transaction_.xid,
                    transaction_.commit_time, options_.database};
   absl::StatusOr<OutboxRecord> record = it->second.Map(insert.new_tuple, source);

@@ -31,6 +31,7 @@
 #include "cdc/relation_cache.h"
 #include "cdc/replication_stream.h"
 #include "publisher/ack_tracker.h"
+#include "publisher/checkpoint.h"
 #include "publisher/config.h"
 #include "publisher/external_fault.h"
 #include "publisher/log.h"
@@ -106,6 +107,7 @@ class Relay {
     cdc::Lsn commit_lsn;
     uint32_t xid = 0;
     absl::Time commit_time;
+    bool skipped = false;  // Already in Kafka (covered by the sink's checkpoint).
   };
 
   absl::Status HandleServerMessage(const cdc::ServerMessage& message);
@@ -139,6 +141,7 @@ class Relay {
   cdc::RelationCache relations_;
   absl::flat_hash_map<uint32_t, BoundRelation> outbox_;  // Bound outbox relations by OID.
   AckTracker tracker_;
+  CheckpointFilter checkpoints_;  // From the sink, at the start of each run.
   Transaction transaction_;
   absl::Status fatal_;  // Set by delivery handling; ends Run.
   RelayStats stats_;

@@ -5,10 +5,12 @@
 #define PUBLISHER_SINK_H_
 
 #include <functional>
+#include <optional>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "publisher/ack_tracker.h"
+#include "publisher/checkpoint.h"
 #include "publisher/mapper.h"
 
 namespace publisher {
@@ -46,6 +48,16 @@ class Sink {
 
   // Records handed over and not yet reported.
   virtual size_t outstanding() const = 0;
+
+  // Exactly-once (issue 10). The latest checkpoint committed to Kafka, read when
+  // the sink was created: the relay skips the PostgreSQL transactions it covers
+  // (publisher/checkpoint.h). nullopt (at-least-once) skips nothing.
+  virtual std::optional<Checkpoint> committed_checkpoint() const { return std::nullopt; }
+
+  // A PostgreSQL transaction that was not skipped committed; everything produced
+  // since the last call belongs to it. A transactional sink commits Kafka
+  // transactions only at these boundaries, with this checkpoint.
+  virtual void TransactionCommitted(const Checkpoint& checkpoint) { (void)checkpoint; }
 };
 
 }  // namespace publisher

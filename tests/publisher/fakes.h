@@ -99,6 +99,11 @@ class FakeSink : public Sink {
   // Fail Produce of records for this topic with this status.
   std::string reject_topic;
   absl::Status reject_status;
+  // Exactly-once: what committed_checkpoint() says, and every TransactionCommitted.
+  std::optional<Checkpoint> checkpoint;
+  std::vector<Checkpoint> boundaries;
+  std::optional<Checkpoint> committed_checkpoint() const override { return checkpoint; }
+  void TransactionCommitted(const Checkpoint& c) override { boundaries.push_back(c); }
 
   const std::vector<Produced>& produced() const { return produced_; }
 

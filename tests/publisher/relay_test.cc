@@ -544,6 +544,44 @@ TEST_F(RelayTest, PublishesItsFiguresToMetricsWhileStreamingAndWhenItEnds) {
   EXPECT_FALSE(metrics_.Health(clock_.Now()).ok);
 }
 
+TEST_F(RelayTest, TransactionsTheSinksCheckpointCoversAreSkippedButConfirmed) {
+  // The sink's Kafka checkpoint says the transaction ending at 0x210 is in Kafka:
+  // the first two of three transactions (0x110, 0x210) are skipped, the third
+  // (committing at 0x300, above the checkpoint) is produced.
+  const absl::Time kCommit = absl::FromUnixSeconds(1'800'000'100);
+  sink_.checkpoint = Checkpoint{Lsn(0x210), 2, kCommit};
+  sink_.auto_ack = true;
+  ThreeTransactions("a", "b", "c");
+  ASSERT_TRUE(Run().ok());
+  EXPECT_THAT(ProducedIds(), ElementsAre("c"));
+  EXPECT_EQ(stream_.max_flush(), Lsn(0x310)) << "skipped transactions hold nothing back";
+  EXPECT_EQ(stats_.rows_seen, 3u);
+  EXPECT_EQ(stats_.rows_skipped, 2u);
+  // Only the produced transaction is a boundary for the sink.
+  ASSERT_EQ(sink_.boundaries.size(), 1u);
+  EXPECT_EQ(sink_.boundaries[0].end_lsn, Lsn(0x310));
+  EXPECT_EQ(sink_.boundaries[0].xid, 3u);
+}
+
+TEST_F(RelayTest, ATransactionCommittingAtTheCheckpointsEndIsNotSkipped) {
+  sink_.checkpoint = Checkpoint{Lsn(0x100), 0, absl::UnixEpoch()};  // Ends where T1 commits.
+  sink_.auto_ack = true;
+  ThreeTransactions("a", "b", "c");
+  ASSERT_TRUE(Run().ok());
+  EXPECT_THAT(ProducedIds(), ElementsAre("a", "b", "c"));
+  ASSERT_EQ(sink_.boundaries.size(), 3u);
+  EXPECT_EQ(sink_.boundaries[0].end_lsn, Lsn(0x110));
+}
+
+TEST_F(RelayTest, WithoutACheckpointNothingIsSkippedAndEveryCommitIsABoundary) {
+  sink_.auto_ack = true;
+  ThreeTransactions("a", "b", "c");
+  ASSERT_TRUE(Run().ok());
+  EXPECT_THAT(ProducedIds(), ElementsAre("a", "b", "c"));
+  EXPECT_EQ(stats_.rows_skipped, 0u);
+  EXPECT_EQ(sink_.boundaries.size(), 3u);
+}
+
 TEST_F(RelayTest, ExternalFaultEndsTheRunConfirmingOnlyWhatWasAcknowledged) {
   ThreeTransactions("a", "b", "c");
   stream_.Action([&] {
