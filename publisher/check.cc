@@ -49,7 +49,8 @@ KafkaFindings ReadKafka(const Config& config) {
     kafka.reachable = sink.status();
     return kafka;
   }
-  absl::StatusOr<KafkaSink::ClusterMetadata> md = (*sink)->ReadMetadata(kKafkaTimeout);
+  absl::StatusOr<KafkaSink::ClusterMetadata> md =
+      (*sink)->ReadMetadata(kKafkaTimeout, /*all_topics=*/true);
   kafka.reachable = md.status();
   if (md.ok()) {
     kafka.brokers = md->brokers;

@@ -160,14 +160,15 @@ KafkaSink::~KafkaSink() {
 }
 
 absl::Status KafkaSink::CheckReachable(absl::Duration timeout) {
-  return ReadMetadata(timeout).status();
+  // Start-up only needs an answer, not every topic of a large cluster.
+  return ReadMetadata(timeout, /*all_topics=*/false).status();
 }
 
 absl::StatusOr<KafkaSink::ClusterMetadata> KafkaSink::ReadMetadata(
-    absl::Duration timeout) {
+    absl::Duration timeout, bool all_topics) {
   const struct rd_kafka_metadata* md = nullptr;
   rd_kafka_resp_err_t err = rd_kafka_metadata(
-      rk_, /*all_topics=*/1, nullptr, &md,
+      rk_, all_topics ? 1 : 0, nullptr, &md,
       static_cast<int>(absl::ToInt64Milliseconds(timeout)));
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     if (md != nullptr) rd_kafka_metadata_destroy(md);

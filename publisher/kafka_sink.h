@@ -67,13 +67,15 @@ class KafkaSink : public Sink {
   // Asks the cluster for metadata: kUnavailable when no broker answers by `timeout`.
   [[nodiscard]] absl::Status CheckReachable(absl::Duration timeout);
 
-  // The brokers and topics the cluster reports (a request for all topics, which
-  // never creates one). kUnavailable when no broker answers by `timeout`.
+  // The brokers the cluster reports and, with `all_topics`, every topic it has (a
+  // request for all topics never creates one). kUnavailable when no broker answers
+  // by `timeout`.
   struct ClusterMetadata {
     int brokers = 0;
     std::vector<std::string> topics;
   };
-  [[nodiscard]] absl::StatusOr<ClusterMetadata> ReadMetadata(absl::Duration timeout);
+  [[nodiscard]] absl::StatusOr<ClusterMetadata> ReadMetadata(absl::Duration timeout,
+                                                             bool all_topics);
 
   absl::Status Produce(const OutboxRecord& record, const MessageToken& token,
                        bool dead_letter) override;
