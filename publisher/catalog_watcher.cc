@@ -53,9 +53,9 @@ absl::Status CatalogWatcher::Probe() {
                                "outbox-publisher slot check", kConnectTimeoutSeconds));
     RETURN_IF_ERROR(sql_->Command(kStatementTimeout));
   }
-  std::vector<std::string> tables;
-  for (const TableName& t : config_.tables) tables.push_back(absl::StrCat(t.schema, ".", t.table));
   if (!watch_) {
+    std::vector<std::string> tables;
+    for (const TableName& t : config_.tables) tables.push_back(t.qualified());
     ASSIGN_OR_RETURN(cdc::SqlRows here, sql_->Query("SELECT current_database()"));
     if (here.size() != 1 || here[0].empty() || !here[0][0])
       return absl::DataLossError("current_database() returned nothing");

@@ -30,7 +30,7 @@ PgFindings ReadPostgres(const Config& config) {
   std::vector<std::string> tables;
   for (const TableName& t : config.tables) {
     pg.tables.push_back(cdc::ReadTableFacts(c, t.schema, t.table));
-    tables.push_back(absl::StrCat(t.schema, ".", t.table));
+    tables.push_back(t.qualified());
   }
   pg.publication = cdc::ReadPublicationFacts(c, config.publication);
   pg.slot = cdc::ReadSlotFacts(c, config.slot);

@@ -387,7 +387,7 @@ std::string Usage() {
 std::vector<Field> DescribeConfig(const Config& c) {
   std::vector<std::string> tables;
   for (const TableName& t : c.tables)
-    tables.push_back(absl::StrCat(t.schema, ".", t.table));
+    tables.push_back(t.qualified());
   std::vector<Field> f = {
       {"pg", c.pg.empty() ? std::string("") : cdc::RedactConninfo(c.pg)},
       {"slot", c.slot},

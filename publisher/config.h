@@ -26,6 +26,7 @@ struct TableName {
   std::string schema;
   std::string table;
   bool operator==(const TableName&) const = default;
+  std::string qualified() const { return schema + "." + table; }  // "schema.table"
 };
 
 struct ColumnMapping {

@@ -19,7 +19,7 @@ absl::StatusOr<Session> PgSessionSource::Open() {
     ASSIGN_OR_RETURN(cdc::pgoutput::Relation shape,
                      cdc::DescribeTable(stream->sql(), t.schema, t.table));
     RETURN_IF_ERROR(BoundRelation::Bind(shape, config_.columns, config_.topic).status());
-    tables.push_back(absl::StrCat(t.schema, ".", t.table));
+    tables.push_back(t.qualified());
   }
   RETURN_IF_ERROR(
       cdc::EnsurePublication(stream->sql(), config_.publication, tables, config_.create));

@@ -21,10 +21,6 @@ CheckLine FromStatus(std::string what, const absl::Status& s, std::string ok_det
   return Fail(std::move(what), std::string(s.message()));
 }
 
-std::string Qualified(const TableName& t) {
-  return absl::StrCat(t.schema, ".", t.table);
-}
-
 void JudgeServer(const cdc::ServerFacts& s, bool slot_exists, std::vector<CheckLine>* out) {
   out->push_back(s.version_num >= 100000
                      ? Ok("server version", absl::StrCat("PostgreSQL ", s.version))
@@ -71,7 +67,7 @@ void JudgeServer(const cdc::ServerFacts& s, bool slot_exists, std::vector<CheckL
 void JudgeTable(const Config& config, const TableName& name,
                 const absl::StatusOr<cdc::TableFacts>& facts, const std::string& role,
                 std::vector<CheckLine>* out) {
-  std::string what = absl::StrCat("table ", Qualified(name));
+  std::string what = absl::StrCat("table ", name.qualified());
   if (!facts.ok()) {
     out->push_back(Fail(what, absl::StrCat("cannot read it: ", facts.status().message())));
     return;
@@ -83,7 +79,7 @@ void JudgeTable(const Config& config, const TableName& name,
   }
   if (!facts->can_select) {
     out->push_back(Fail(what, absl::StrCat("role ", role, " may not SELECT from it: GRANT "
-                                           "SELECT ON ", Qualified(name), " TO ", role)));
+                                           "SELECT ON ", name.qualified(), " TO ", role)));
   } else {
     out->push_back(Ok(what, "exists; the role may SELECT from it"));
   }
@@ -95,7 +91,7 @@ void JudgeTable(const Config& config, const TableName& name,
                         config.columns.payload}) {
     columns.push_back(c);
   }
-  out->push_back(FromStatus(absl::StrCat("columns of ", Qualified(name)), bound,
+  out->push_back(FromStatus(absl::StrCat("columns of ", name.qualified()), bound,
                             absl::StrCat(absl::StrJoin(columns, ", "),
                                          " and the optional ones map to the envelope")));
 }
@@ -208,7 +204,7 @@ std::vector<CheckLine> JudgePostgres(const Config& config, const PgFindings& pg)
       "a replication=database connection is accepted"));
   std::vector<std::string> tables;
   for (size_t i = 0; i < config.tables.size(); ++i) {
-    tables.push_back(Qualified(config.tables[i]));
+    tables.push_back(config.tables[i].qualified());
     JudgeTable(config, config.tables[i],
                i < pg.tables.size() ? pg.tables[i]
                                     : absl::StatusOr<cdc::TableFacts>(
@@ -236,7 +232,7 @@ std::vector<CheckLine> JudgeKafka(const Config& config, const PgFindings& pg,
     return std::find(kafka.topics.begin(), kafka.topics.end(), topic) != kafka.topics.end();
   };
   for (size_t i = 0; i < config.tables.size(); ++i) {
-    std::string what = absl::StrCat("topics of ", Qualified(config.tables[i]));
+    std::string what = absl::StrCat("topics of ", config.tables[i].qualified());
     if (i >= pg.tables.size() || !pg.tables[i].ok() || !pg.tables[i]->exists) {
       out.push_back(Fail(what, "not checked: the outbox table could not be read"));
       continue;
