@@ -22,18 +22,6 @@
 namespace cdc {
 namespace {
 
-struct ResultDeleter {
-  void operator()(PGresult* r) const { PQclear(r); }
-};
-using Result = std::unique_ptr<PGresult, ResultDeleter>;
-
-std::string Trimmed(const char* message) { return TrimmedPgMessage(message); }
-
-std::string SqlState(const PGresult* r) {
-  const char* s = PQresultErrorField(r, PG_DIAG_SQLSTATE);
-  return s == nullptr ? "" : s;
-}
-
 // Server errors that end a stream or refuse to start one but may pass on their own:
 // connection exceptions (08), operator intervention such as a shutdown or
 // pg_terminate_backend (57), insufficient resources (53), and a slot still in use
@@ -97,12 +85,12 @@ absl::Status ReplicationStream::Start(const StartOptions& options) {
   std::string sql =
       absl::StrCat("START_REPLICATION SLOT ", sql_->Quote(options.slot), " LOGICAL ",
                    options.start_lsn.ToString(), " (", absl::StrJoin(opts, ", "), ")");
-  Result r(PQexec(conn_, sql.c_str()));
+  PgResult r(PQexec(conn_, sql.c_str()));
   if (r == nullptr) return ConnectionError("START_REPLICATION failed");
   if (PQresultStatus(r.get()) != PGRES_COPY_BOTH) {
     std::string message = absl::StrCat("START_REPLICATION failed: ",
-                                       Trimmed(PQresultErrorMessage(r.get())));
-    if (PQstatus(conn_) != CONNECTION_OK || IsTransientServerError(SqlState(r.get()))) {
+                                       TrimmedPgMessage(PQresultErrorMessage(r.get())));
+    if (PQstatus(conn_) != CONNECTION_OK || IsTransientServerError(ResultSqlState(r.get()))) {
       return absl::UnavailableError(message);
     }
     return absl::FailedPreconditionError(message);
@@ -155,12 +143,12 @@ absl::StatusOr<std::optional<ServerMessage>> ReplicationStream::Read(
     }
     if (n == -1) {
       streaming_ = false;
-      Result r(PQgetResult(conn_));
-      std::string why = r ? Trimmed(PQresultErrorMessage(r.get())) : "";
+      PgResult r(PQgetResult(conn_));
+      std::string why = r ? TrimmedPgMessage(PQresultErrorMessage(r.get())) : "";
       std::string message =
           absl::StrCat("server ended the replication stream", why.empty() ? "" : ": ", why);
       // A dropped publication or removed WAL will not fix itself by reconnecting.
-      if (r && !IsTransientServerError(SqlState(r.get())) && PQstatus(conn_) == CONNECTION_OK) {
+      if (r && !IsTransientServerError(ResultSqlState(r.get())) && PQstatus(conn_) == CONNECTION_OK) {
         return absl::FailedPreconditionError(message);
       }
       return absl::UnavailableError(message);
@@ -235,13 +223,13 @@ absl::Status ReplicationStream::Stop(absl::Time deadline) {
       if (PQconsumeInput(conn_) == 0)
         return ConnectionError("ending the replication stream failed");
     }
-    Result r(PQgetResult(conn_));
+    PgResult r(PQgetResult(conn_));
     if (r == nullptr) return absl::OkStatus();
     ExecStatusType st = PQresultStatus(r.get());
     if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
       return absl::UnavailableError(
           absl::StrCat("replication stream ended with an error: ",
-                       Trimmed(PQresultErrorMessage(r.get()))));
+                       TrimmedPgMessage(PQresultErrorMessage(r.get()))));
     }
   }
 }

@@ -18,16 +18,6 @@ namespace {
 constexpr char kDuplicateObject[] = "42710";
 constexpr char kUndefinedTable[] = "42P01";
 
-struct ResultDeleter {
-  void operator()(PGresult* r) const { PQclear(r); }
-};
-using Result = std::unique_ptr<PGresult, ResultDeleter>;
-
-std::string SqlState(const PGresult* r) {
-  const char* s = PQresultErrorField(r, PG_DIAG_SQLSTATE);
-  return s == nullptr ? "" : s;
-}
-
 // Refusals that retrying will not cure: the operator must change something.
 bool IsPermanentConnectFailure(absl::string_view message) {
   for (absl::string_view needle :
@@ -40,6 +30,13 @@ bool IsPermanentConnectFailure(absl::string_view message) {
 }
 
 }  // namespace
+
+void PgResultDeleter::operator()(PGresult* r) const { PQclear(r); }
+
+std::string ResultSqlState(const PGresult* r) {
+  const char* s = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+  return s == nullptr ? "" : s;
+}
 
 std::string TrimmedPgMessage(const char* message) {
   return std::string(absl::StripAsciiWhitespace(message == nullptr ? "" : message));
@@ -106,11 +103,11 @@ std::string SqlConnection::Literal(absl::string_view text) {
 }
 
 absl::StatusOr<SqlRows> SqlConnection::Query(const std::string& sql) {
-  Result r(PQexec(conn_, sql.c_str()));
+  PgResult r(PQexec(conn_, sql.c_str()));
   if (r == nullptr) return ConnectionError("query failed");
   ExecStatusType st = PQresultStatus(r.get());
   if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK) {
-    std::string state = SqlState(r.get());
+    std::string state = ResultSqlState(r.get());
     std::string message =
         absl::StrCat(TrimmedPgMessage(PQresultErrorMessage(r.get())), " (SQLSTATE ",
                      state.empty() ? "none" : state, ")");

@@ -20,6 +20,7 @@
 #include "absl/strings/string_view.h"
 
 typedef struct pg_conn PGconn;
+typedef struct pg_result PGresult;
 
 namespace cdc {
 
@@ -65,6 +66,15 @@ class SqlConnection {
 
 // libpq's message without its trailing newline ("" for null).
 std::string TrimmedPgMessage(const char* message);
+
+// A PGresult freed when it goes out of scope.
+struct PgResultDeleter {
+  void operator()(PGresult* r) const;
+};
+using PgResult = std::unique_ptr<PGresult, PgResultDeleter>;
+
+// The SQLSTATE of a failed result ("" when it has none).
+std::string ResultSqlState(const PGresult* result);
 
 }  // namespace cdc
 
