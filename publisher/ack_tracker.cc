@@ -42,11 +42,12 @@ AckTracker::Transaction* AckTracker::Find(uint64_t sequence) {
   return &transactions_[index];
 }
 
-void AckTracker::Acknowledge(const MessageToken& token) {
+void AckTracker::Acknowledge(const MessageToken& token, size_t messages) {
   Transaction* t = Find(token.transaction);
   if (t == nullptr || t->pending == 0) return;  // From before a Reset.
-  --t->pending;
-  --in_flight_messages_;
+  messages = std::min(messages, t->pending);
+  t->pending -= messages;
+  in_flight_messages_ -= messages;
   in_flight_bytes_ -= std::min(in_flight_bytes_, token.bytes);
   Advance();
 }

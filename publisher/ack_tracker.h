@@ -48,8 +48,10 @@ class AckTracker {
   // The open transaction committed; `end_lsn` is its Commit message's end_lsn.
   [[nodiscard]] absl::Status Commit(cdc::Lsn end_lsn);
 
-  // The broker acknowledged the message. Tokens from before a Reset are ignored.
-  void Acknowledge(const MessageToken& token);
+  // The broker acknowledged the message; or, with `messages` > 1, that many
+  // messages of the token's transaction together, token.bytes being their total
+  // (a Kafka transaction's commit). Tokens from before a Reset are ignored.
+  void Acknowledge(const MessageToken& token, size_t messages = 1);
 
   // A keepalive reported the server's WAL end.
   void ObserveServerWalEnd(cdc::Lsn wal_end);

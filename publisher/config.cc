@@ -202,6 +202,28 @@ const std::vector<Flag>& Flags() {
                               ParseInterval("slot-check-interval", v));
              return absl::OkStatus();
            }},
+      Flag{"delivery", "at-least-once, or exactly-once (Kafka transactions)", false,
+           [](Config& c, absl::string_view v) -> absl::Status {
+             if (v == "at-least-once") {
+               c.delivery = DeliveryMode::kAtLeastOnce;
+             } else if (v == "exactly-once") {
+               c.delivery = DeliveryMode::kExactlyOnce;
+             } else {
+               return Bad("delivery", v, "expected at-least-once or exactly-once");
+             }
+             return absl::OkStatus();
+           }},
+      STRING_FLAG("transactional-id", transactional_id,
+                  "Kafka transactional.id in exactly-once mode (outbox-publisher.{slot})"),
+      STRING_FLAG("checkpoint-topic", checkpoint_topic,
+                  "compacted topic of exactly-once checkpoints"),
+      Flag{"transaction-interval",
+           "longest a Kafka transaction gathers PostgreSQL transactions", false,
+           [](Config& c, absl::string_view v) -> absl::Status {
+             ASSIGN_OR_RETURN(c.transaction_interval,
+                              ParseInterval("transaction-interval", v));
+             return absl::OkStatus();
+           }},
       Flag{"log-format", "json or text", false,
            [](Config& c, absl::string_view v) -> absl::Status {
              if (v == "json") {
@@ -253,6 +275,11 @@ absl::Status AddKafkaProperty(Config& c, absl::string_view kv) {
 }
 
 }  // namespace
+
+std::string TransactionalId(const Config& c) {
+  return c.transactional_id.empty() ? absl::StrCat("outbox-publisher.", c.slot)
+                                    : c.transactional_id;
+}
 
 bool IsSecretProperty(absl::string_view key) {
   std::string k = absl::AsciiStrToLower(key);
@@ -348,6 +375,12 @@ absl::StatusOr<Config> ParseConfig(const std::vector<std::string>& args,
     }
     RETURN_IF_ERROR(f->set(c, *value));
   }
+  for (const auto& [key, value] : c.kafka_properties) {
+    if (key == "transactional.id") {
+      return Bad("X", absl::StrCat(key, "=", value),
+                 "set --delivery=exactly-once and --transactional-id instead");
+    }
+  }
   if (c.max_in_flight_bytes < 1024) {
     return Bad("max-in-flight-bytes", std::to_string(c.max_in_flight_bytes),
                "expected at least 1024");
@@ -413,6 +446,11 @@ std::vector<Field> DescribeConfig(const Config& c) {
       {"metrics-address", c.metrics_address},
       {"max-retained-wal", c.max_retained_wal},
       {"slot-check-interval", absl::FormatDuration(c.slot_check_interval)},
+      {"delivery", std::string(c.delivery == DeliveryMode::kExactlyOnce ? "exactly-once"
+                                                                       : "at-least-once")},
+      {"transactional-id", TransactionalId(c)},
+      {"checkpoint-topic", c.checkpoint_topic},
+      {"transaction-interval", absl::FormatDuration(c.transaction_interval)},
       {"log-format", std::string(c.log_format == LogFormat::kJson ? "json" : "text")},
       {"log-level", std::string(LogLevelName(c.log_level))},
   };

@@ -21,6 +21,10 @@ namespace publisher {
 
 enum class OnError { kHalt, kDeadLetter };
 
+// --delivery: at-least-once (idempotent producer, confirm on acknowledgement) or
+// exactly-once (Kafka transactions with the LSN checkpoint kept in Kafka, issue 10).
+enum class DeliveryMode { kAtLeastOnce, kExactlyOnce };
+
 // A table as "schema.table".
 struct TableName {
   std::string schema;
@@ -62,10 +66,18 @@ struct Config {
   std::string metrics_address = "127.0.0.1";
   int64_t max_retained_wal = int64_t{1} << 30;  // Bytes; warn above.
   absl::Duration slot_check_interval = absl::Seconds(10);
+  // Exactly-once delivery (SPEC.md "Exactly-once delivery").
+  DeliveryMode delivery = DeliveryMode::kAtLeastOnce;
+  std::string transactional_id;  // "" = outbox-publisher.{slot} (TransactionalId()).
+  std::string checkpoint_topic = "outbox.checkpoints";
+  absl::Duration transaction_interval = absl::Milliseconds(100);
   bool help = false;
   bool version = false;  // --version: print the versions and exit 0.
   bool check = false;    // --check: run the pre-flight checks and exit.
 };
+
+// --transactional-id, or its default outbox-publisher.{slot}.
+std::string TransactionalId(const Config& config);
 
 // "1GB", "512MB", "64kB", "1048576": a byte size with an optional unit (B, kB, MB,
 // GB, TB, 1024-based as in PostgreSQL; KiB, MiB, GiB, TiB also accepted).

@@ -55,6 +55,18 @@ KafkaTransactions::~KafkaTransactions() {
   rd_kafka_destroy(rk_);
 }
 
+absl::Status KafkaTransactions::Fatal(int code, absl::string_view message) {
+  if (code == RD_KAFKA_RESP_ERR__FENCED || code == RD_KAFKA_RESP_ERR_PRODUCER_FENCED ||
+      code == RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH) {
+    return absl::AbortedError(absl::StrCat(
+        message,
+        "; another instance with this transactional id took over (it fenced this "
+        "one): stop this one, or give each publisher its own --transactional-id"));
+  }
+  return absl::InternalError(
+      absl::StrCat(message, "; the producer failed fatally and is recreated"));
+}
+
 absl::Status KafkaTransactions::FromError(rd_kafka_error_t* error, absl::string_view what) {
   if (error == nullptr) return absl::OkStatus();
   std::string message = absl::StrCat(what, " (transactional id ", transactional_id_,
@@ -62,12 +74,7 @@ absl::Status KafkaTransactions::FromError(rd_kafka_error_t* error, absl::string_
                                      rd_kafka_error_string(error));
   absl::Status s;
   if (rd_kafka_error_is_fatal(error)) {
-    s = absl::AbortedError(absl::StrCat(
-        message,
-        rd_kafka_error_code(error) == RD_KAFKA_RESP_ERR__FENCED
-            ? "; another instance with this transactional id took over (it fenced this "
-              "one): stop this one, or give each publisher its own --transactional-id"
-            : ""));
+    s = Fatal(rd_kafka_error_code(error), message);
   } else if (rd_kafka_error_txn_requires_abort(error) ||
              rd_kafka_error_is_retriable(error)) {
     s = absl::UnavailableError(message);
@@ -89,8 +96,15 @@ absl::Status KafkaTransactions::Begin() {
 }
 
 absl::Status KafkaTransactions::Produce(const OutboxRecord& r) {
-  return ProduceRecord(rk_, r, nullptr);  // No delivery reports: Commit says it all.
+  // No delivery reports: Commit says it all.
+  absl::Status s = ProduceRecord(rk_, r, nullptr);
+  if (!absl::IsAborted(s)) return s;
+  char reason[512];
+  int code = rd_kafka_fatal_error(rk_, reason, sizeof(reason));
+  return Fatal(code, absl::StrCat(s.message(), ": ", reason));
 }
+
+void KafkaTransactions::Poll(absl::Duration timeout) { rd_kafka_poll(rk_, Ms(timeout)); }
 
 absl::Status KafkaTransactions::Commit(const Checkpoint& checkpoint, absl::Duration timeout) {
   OutboxRecord c;

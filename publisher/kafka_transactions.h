@@ -4,13 +4,8 @@
 //
 //   Init -> (Begin -> Produce ... -> Commit(checkpoint) | Abort)*
 //
-// Status codes, for the caller's choice:
-//   kAborted             fatal: fenced by a newer instance of the transactional id,
-//                        or the producer's state is lost; stop (exit 1)
-//   kUnavailable         the transaction failed and was (or must be) aborted:
-//                        rewind to the checkpoint and produce it again
-//   kDeadlineExceeded    the broker did not answer in time: Abort, then rewind
-//   anything else        a record the broker refuses (permanent)
+// It is the TransactionLog (transaction_log.h) of the exactly-once sink; status
+// codes as that interface says.
 #ifndef PUBLISHER_KAFKA_TRANSACTIONS_H_
 #define PUBLISHER_KAFKA_TRANSACTIONS_H_
 
@@ -23,13 +18,14 @@
 #include "publisher/config.h"
 #include "publisher/log.h"
 #include "publisher/mapper.h"
+#include "publisher/transaction_log.h"
 
 typedef struct rd_kafka_s rd_kafka_t;
 typedef struct rd_kafka_error_s rd_kafka_error_t;
 
 namespace publisher {
 
-class KafkaTransactions {
+class KafkaTransactions : public TransactionLog {
  public:
   // A producer with the publisher's settings (kafka_sink.h) plus `transactional_id`
   // (implying idempotence and acks=all). `log` must outlive it.
@@ -41,22 +37,23 @@ class KafkaTransactions {
   // init_transactions: on a real broker this fences every older instance of the
   // transactional id and aborts what it left open.
   [[nodiscard]] absl::Status Init(absl::Duration timeout);
-  [[nodiscard]] absl::Status Begin();
-  // Queues one record of the open transaction.
-  [[nodiscard]] absl::Status Produce(const OutboxRecord& record);
-  // Produces the checkpoint record, then commits: every record of the transaction
-  // and the checkpoint become visible together. Only after OK may the slot be
+  absl::Status Begin() override;
+  absl::Status Produce(const OutboxRecord& record) override;
+  // Produces the checkpoint record, then commits. Only after OK may the slot be
   // confirmed up to checkpoint.end_lsn.
-  [[nodiscard]] absl::Status Commit(const Checkpoint& checkpoint, absl::Duration timeout);
-  [[nodiscard]] absl::Status Abort(absl::Duration timeout);
+  absl::Status Commit(const Checkpoint& checkpoint, absl::Duration timeout) override;
+  absl::Status Abort(absl::Duration timeout) override;
+  void Poll(absl::Duration timeout) override;
 
   const std::string& transactional_id() const { return transactional_id_; }
 
  private:
   KafkaTransactions(Logger& log, std::string id, std::string topic)
       : log_(log), transactional_id_(std::move(id)), checkpoint_topic_(std::move(topic)) {}
-  // Maps (and frees) a transactional API error to the codes above.
+  // Maps (and frees) a transactional API error to TransactionLog's codes.
   absl::Status FromError(rd_kafka_error_t* error, absl::string_view what);
+  // A fatal producer error: kAborted when it was fencing, else kInternal.
+  absl::Status Fatal(int rd_kafka_resp_err, absl::string_view message);
 
   Logger& log_;
   std::string transactional_id_;

@@ -21,6 +21,7 @@
 #include "publisher/pg_session.h"
 #include "publisher/relay.h"
 #include "publisher/supervisor.h"
+#include "publisher/transactional_sink_factory.h"
 #include "publisher/versions.h"
 
 namespace publisher {
@@ -91,7 +92,11 @@ int Main(int argc, char** argv) {
 
   // Kafka is created (and must answer) before PostgreSQL is touched, so a failed
   // start never leaves a new slot behind pinning WAL.
-  KafkaSinkFactory sinks(*config, log);
+  KafkaSinkFactory at_least_once(*config, log);
+  TransactionalSinkFactory exactly_once(*config, log);
+  SinkFactory& sinks = config->delivery == DeliveryMode::kExactlyOnce
+                           ? static_cast<SinkFactory&>(exactly_once)
+                           : at_least_once;
   PgSessionSource sessions(*config, log);
   Relay relay(RelayOptions::FromConfig(*config, ""), log);
   ExternalFault fault;

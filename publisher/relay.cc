@@ -48,9 +48,13 @@ absl::Status Relay::Run(cdc::WalStream& stream, Sink& sink,
   while (!stop.load()) {
     PollSink(absl::ZeroDuration());
     if (!fatal_.ok()) return Finish(fatal_, true);
+    if (absl::Status f = sink.failure(); !f.ok()) return Finish(f, false);
     if (fault_ != nullptr && fault_->raised()) return Finish(fault_->status(), true);
 
-    bool full = InFlightFull();
+    // A sink that acknowledges whole transactions only must be fed each one to
+    // its end (Sink::acknowledges_whole_transactions).
+    bool full = InFlightFull() &&
+                !(sink.acknowledges_whole_transactions() && tracker_.in_transaction());
     if (full != paused_) {
       paused_ = full;
       if (full) {
@@ -63,8 +67,8 @@ absl::Status Relay::Run(cdc::WalStream& stream, Sink& sink,
       }
     }
     now = clock_();
-    absl::Time wake =
-        std::min({next_status_, next_stats_, now + absl::Milliseconds(100)});
+    absl::Time wake = std::min({next_status_, next_stats_, now + absl::Milliseconds(100),
+                                sink.next_deadline()});
     if (paused_) {
       PollSink(std::max(wake - now, absl::ZeroDuration()));
     } else {
@@ -205,8 +209,8 @@ void Relay::Produce(const OutboxRecord& record, const MessageToken& token,
       MaybeSendStatus(false).IgnoreError();  // A broken stream shows at the next Read.
       continue;
     }
-    if (absl::IsAborted(s)) {
-      fatal_ = s;
+    if (absl::IsAborted(s) || !sink_->failure().ok()) {
+      fatal_ = sink_->failure().ok() ? s : sink_->failure();
       return;
     }
     if (dead_letter) {
@@ -266,8 +270,8 @@ void Relay::DeadLetterRejected(const std::string& id, const absl::Status& why) {
 
 void Relay::OnDelivery(Delivery d, absl::Time now) {
   if (d.status.ok()) {
-    tracker_.Acknowledge(d.token);
-    ++(d.dead_letter ? stats_.dead_lettered : stats_.acknowledged);
+    tracker_.Acknowledge(d.token, d.messages);
+    (d.dead_letter ? stats_.dead_lettered : stats_.acknowledged) += d.messages;
     stats_.last_ack = now;
     if (d.token.committed != absl::InfinitePast())
       stats_.commit_to_ack.Observe(now - d.token.committed);
@@ -364,7 +368,16 @@ absl::Status Relay::Finish(absl::Status why, bool drain) {
   // Stop reading. Unless the stream or the producer is gone, let outstanding
   // deliveries land so the confirmation goes as far as is safe, then confirm it. A
   // failed row's transaction, and everything after it, stays unconfirmed.
-  if (absl::IsAborted(why)) drain = false;  // The producer will report nothing more.
+  // The producer will report nothing more.
+  if (absl::IsAborted(why) || !sink_->failure().ok()) {
+    drain = false;
+  } else {
+    sink_->EndRun();
+    if (why.ok() && !sink_->failure().ok()) {
+      why = sink_->failure();  // Its last Kafka transaction failed.
+      drain = false;
+    }
+  }
   if (drain) Drain(clock_() + options_.drain_timeout);
   absl::Status status = absl::OkStatus(), stop = absl::OkStatus();
   if (!absl::IsUnavailable(why)) {
@@ -374,9 +387,11 @@ absl::Status Relay::Finish(absl::Status why, bool drain) {
   MaybeLogStats(true);
   PublishMetrics(false);
   if (!why.ok()) return why;
-  if (tracker_.in_flight_messages() > 0) {
+  // What the sink still owes (a transactional sink aborts, and never reports, the
+  // rows of a PostgreSQL transaction the run stopped inside: they stay unconfirmed).
+  if (sink_->outstanding() > 0) {
     return absl::DeadlineExceededError(absl::StrCat(
-        tracker_.in_flight_messages(), " message(s) still unacknowledged after ",
+        sink_->outstanding(), " message(s) still unacknowledged after ",
         absl::FormatDuration(options_.drain_timeout),
         "; they are unconfirmed and will be published again after a restart"));
   }

@@ -29,6 +29,10 @@ struct Delivery {
   absl::Status status;
   bool dead_letter = false;  // It was a dead-letter copy.
   OutboxRecord record;       // Filled only when status is not ok.
+  // How many messages of the token's transaction this report covers, token.bytes
+  // being their total: a transactional sink acknowledges a whole PostgreSQL
+  // transaction's messages at once when the Kafka transaction commits.
+  size_t messages = 1;
 };
 
 class Sink {
@@ -58,6 +62,28 @@ class Sink {
   // since the last call belongs to it. A transactional sink commits Kafka
   // transactions only at these boundaries, with this checkpoint.
   virtual void TransactionCommitted(const Checkpoint& checkpoint) { (void)checkpoint; }
+
+  // Whether acknowledgements come only for whole PostgreSQL transactions (when the
+  // Kafka transaction carrying them commits). Then a PostgreSQL transaction larger
+  // than the in-flight limits must still be read to its end, or it would never be
+  // acknowledged: reading pauses only between transactions, and the producer's
+  // own bounded queue (kResourceExhausted) holds memory inside one.
+  virtual bool acknowledges_whole_transactions() const { return false; }
+
+  // When Poll next has work of its own (a Kafka transaction to commit): the relay
+  // wakes by then. InfiniteFuture when nothing is due.
+  virtual absl::Time next_deadline() const { return absl::InfiniteFuture(); }
+
+  // The relay's run ends: no more records come for it. A transactional sink
+  // commits what holds whole PostgreSQL transactions now, and aborts what does
+  // not (those rows stay unconfirmed and are read again). Deliveries still come
+  // through Poll.
+  virtual void EndRun() {}
+
+  // Set when the producer as a whole failed: kAborted means recreate it and
+  // rewind to the slot; anything else means stop (a newer instance fenced this
+  // one). Records produced before are never reported.
+  virtual absl::Status failure() const { return absl::OkStatus(); }
 };
 
 }  // namespace publisher

@@ -68,6 +68,17 @@ SupervisorResult Supervisor::Run(const std::atomic<bool>& stop) {
       if (metrics_ != nullptr) metrics_->SetNotStreamingReason("rewinding to the slot");
       sink->reset();  // Destroy the old producer first: its queue must not outlive it.
       sink = sinks_.Create(false);
+      // A producer that must reach the brokers to start (exactly-once) waits for them.
+      while (!sink.ok() && absl::IsUnavailable(sink.status()) && !stop.load()) {
+        absl::Duration wait = backoff.Next();
+        log_.Warn("cannot recreate the Kafka producer; retrying",
+                  {{"reason", std::string(sink.status().message())},
+                   {"attempt", int64_t{backoff.attempts()}},
+                   {"retry_in_ms", absl::ToInt64Milliseconds(wait)}});
+        sleep_(wait, stop);
+        sink = sinks_.Create(false);
+      }
+      if (stop.load() && !sink.ok()) return {absl::OkStatus(), true};
       if (!sink.ok()) return {sink.status(), true};
       continue;
     }

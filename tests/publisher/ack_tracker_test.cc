@@ -149,6 +149,28 @@ TEST(AckTrackerTest, CountsInFlightMessagesBytesAndAge) {
   EXPECT_FALSE(t.oldest_unacknowledged().has_value());
 }
 
+TEST(AckTrackerTest, ManyMessagesOfATransactionAcknowledgedTogether) {
+  // A Kafka transaction's commit acknowledges whole PostgreSQL transactions at once.
+  AckTracker t;
+  ASSERT_TRUE(t.Begin().ok());
+  MessageToken first = *t.Enqueue(100, kT0);
+  for (int i = 0; i < 4; ++i) Enqueue(t, 100);
+  ASSERT_TRUE(t.Commit(Lsn(100)).ok());
+  MessageToken four = first;
+  four.bytes = 400;
+  t.Acknowledge(four, 4);
+  EXPECT_EQ(t.confirmable(), Lsn()) << "one of the five is still out";
+  EXPECT_EQ(t.in_flight_messages(), 1u);
+  EXPECT_EQ(t.in_flight_bytes(), 100u);
+  // More than are pending releases only what is pending, and nothing of later ones.
+  ASSERT_TRUE(t.Begin().ok());
+  Enqueue(t);
+  ASSERT_TRUE(t.Commit(Lsn(200)).ok());
+  t.Acknowledge(first, 7);
+  EXPECT_EQ(t.confirmable(), Lsn(100));
+  EXPECT_EQ(t.in_flight_messages(), 1u);
+}
+
 TEST(AckTrackerTest, ProtocolMisuseIsAnError) {
   AckTracker t;
   EXPECT_FALSE(t.Enqueue(1, kT0).ok());

@@ -54,6 +54,49 @@ TEST(ConfigTest, DefaultsMatchTheSpec) {
   EXPECT_EQ(c.metrics_address, "127.0.0.1");
   EXPECT_EQ(c.max_retained_wal, int64_t{1} << 30);
   EXPECT_EQ(c.slot_check_interval, absl::Seconds(10));
+  EXPECT_EQ(c.delivery, DeliveryMode::kAtLeastOnce);
+  EXPECT_EQ(TransactionalId(c), "outbox-publisher.outbox_publisher");
+  EXPECT_EQ(c.checkpoint_topic, "outbox.checkpoints");
+  EXPECT_EQ(c.transaction_interval, absl::Milliseconds(100));
+}
+
+TEST(ConfigTest, ExactlyOnceFlags) {
+  absl::StatusOr<Config> c = Parse({"--delivery=exactly-once", "--slot", "orders",
+                                    "--checkpoint-topic", "cp", "--transaction-interval",
+                                    "250ms"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->delivery, DeliveryMode::kExactlyOnce);
+  EXPECT_EQ(TransactionalId(*c), "outbox-publisher.orders");  // Follows --slot.
+  EXPECT_EQ(c->checkpoint_topic, "cp");
+  EXPECT_EQ(c->transaction_interval, absl::Milliseconds(250));
+  EXPECT_EQ(TransactionalId(*Parse({"--transactional-id", "eu-1"})), "eu-1");
+  EXPECT_EQ(Parse({}, {{"OUTBOX_DELIVERY", "exactly-once"}})->delivery,
+            DeliveryMode::kExactlyOnce);
+  std::map<std::string, std::string> described;
+  for (const auto& [k, v] : DescribeConfig(*c))
+    if (const auto* s = std::get_if<std::string>(&v)) described[k] = *s;
+  EXPECT_EQ(described["delivery"], "exactly-once");
+  EXPECT_EQ(described["transactional-id"], "outbox-publisher.orders");
+}
+
+TEST(ConfigTest, BadExactlyOnceValuesNameTheFlag) {
+  for (const auto& [flag, value] : std::vector<std::pair<std::string, std::string>>{
+           {"--delivery", "exactly_once"},
+           {"--delivery", "at-most-once"},
+           {"--transaction-interval", "0s"},
+           {"--transaction-interval", "soon"},
+           {"--transactional-id", ""},
+           {"--checkpoint-topic", ""}}) {
+    absl::StatusOr<Config> c = Parse({flag + "=" + value});
+    ASSERT_FALSE(c.ok()) << flag << " " << value;
+    EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(c.status().message(), HasSubstr(flag)) << c.status();
+  }
+  // A transactional id through -X would make the at-least-once producer
+  // transactional behind the publisher's back.
+  absl::StatusOr<Config> x = Parse({"-X", "transactional.id=t"});
+  ASSERT_FALSE(x.ok());
+  EXPECT_THAT(x.status().message(), HasSubstr("--transactional-id"));
 }
 
 TEST(ConfigTest, OperationsFlags) {

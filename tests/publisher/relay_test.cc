@@ -9,6 +9,7 @@
 #include "tests/cdc/pgoutput_encoder.h"
 #include "tests/publisher/fakes.h"
 #include "tests/publisher/outbox_relation.h"
+#include "tests/publisher/wal_script.h"
 
 namespace publisher {
 namespace {
@@ -19,53 +20,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 namespace pg = cdc::pgoutput;
 
-constexpr uint32_t kOutboxOid = 16384;
-constexpr uint32_t kOtherOid = 16390;
-
-std::string W(const pg::PgOutputMessage& m, Lsn data_start = Lsn()) {
-  return cdc::BuildXLogData({data_start, Lsn(0), 0, pg::Encode(m)});
-}
-
-// The outbox table's Relation message without its optional columns (headers,
-// created_at), with `extra` text columns at the end.
-std::string OutboxRelation(const std::vector<std::string>& extra = {}) {
-  pg::Relation r = test_data::SchemaOutboxRelation();
-  r.columns.resize(5);
-  for (const std::string& name : extra) r.columns.push_back({0, name, 25, -1});
-  return W(r);
-}
-
-std::string OtherRelation() {
-  return W(
-      pg::Relation{std::nullopt, kOtherOid, "public", "other", 'd', {{1, "id", 23, -1}}});
-}
-
-pg::Value T(std::string s) { return {pg::Value::Kind::kText, std::move(s)}; }
-
-std::string Insert(const std::string& id, const std::string& key = "k",
-                   uint32_t oid = kOutboxOid) {
-  if (oid != kOutboxOid) return W(pg::Insert{std::nullopt, oid, {T(id)}});
-  return W(
-      pg::Insert{std::nullopt, oid, {T(id), T("order"), T(key), T("Created"), T("{}")}},
-      Lsn(0x10));
-}
-
-// An outbox INSERT whose key is NULL: it cannot be mapped.
-std::string UnmappableInsert() {
-  return W(pg::Insert{std::nullopt,
-                      kOutboxOid,
-                      {T("x"), T("order"), {pg::Value::Kind::kNull, ""}, T("E"), T("{}")}});
-}
-
-std::string Begin(uint32_t xid, uint64_t commit) {
-  return W(pg::Begin{Lsn(commit), 0, xid});
-}
-std::string Commit(uint64_t commit, uint64_t end) {
-  return W(pg::Commit{0, Lsn(commit), Lsn(end), 0});
-}
-std::string Keepalive(uint64_t wal_end) {
-  return cdc::BuildKeepalive({Lsn(wal_end), 0, false});
-}
+using namespace wal_script;  // NOLINT: the script's vocabulary.
 
 class RelayTest : public ::testing::Test {
  protected:

@@ -35,9 +35,15 @@ class FakeSinks : public SinkFactory {
   std::vector<bool> created;  // `first` of each call
   std::vector<FakeSink*> sinks;
   absl::Status fail_first;
+  std::deque<absl::Status> fail_later;  // Results of the next re-creations.
   absl::StatusOr<std::unique_ptr<Sink>> Create(bool first) override {
     created.push_back(first);
     if (first && !fail_first.ok()) return fail_first;
+    if (!first && !fail_later.empty()) {
+      absl::Status s = fail_later.front();
+      fail_later.pop_front();
+      if (!s.ok()) return s;
+    }
     auto sink = std::make_unique<FakeSink>(clock_);
     sink->auto_ack = true;
     sinks.push_back(sink.get());
@@ -155,6 +161,30 @@ TEST_F(SupervisorTest, FatalProducerIsRecreatedAndTheSessionRewound) {
   EXPECT_THAT(sinks_.created, ElementsAre(true, false));
   EXPECT_EQ(sessions_.opens, 2);
   EXPECT_TRUE(sleeps_.empty());
+}
+
+TEST_F(SupervisorTest, ARewindWaitsForTheBrokersToRecreateTheProducer) {
+  // An exactly-once producer must reach the brokers to be recreated (it reads the
+  // checkpoint back): while they are away, the rewind waits with backoff.
+  sessions_.script.push_back(SessionThat(absl::AbortedError("transaction failed")));
+  sessions_.script.push_back(SessionThat(absl::OkStatus()));
+  sinks_.fail_later = {absl::UnavailableError("no broker"),
+                       absl::UnavailableError("no broker")};
+  SupervisorResult r = Run();
+  EXPECT_TRUE(r.status.ok()) << r.status;
+  EXPECT_THAT(sinks_.created, ElementsAre(true, false, false, false));
+  ASSERT_EQ(sleeps_.size(), 2u);
+  EXPECT_LE(sleeps_[0], absl::Milliseconds(200));
+  EXPECT_EQ(sessions_.opens, 2);
+}
+
+TEST_F(SupervisorTest, AFencedProducerEndsTheRun) {
+  sessions_.script.push_back(SessionThat(absl::AbortedError("transaction failed")));
+  sinks_.fail_later = {absl::FailedPreconditionError("fenced")};
+  SupervisorResult r = Run();
+  EXPECT_EQ(r.status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(r.started);
+  EXPECT_EQ(sessions_.opens, 1);
 }
 
 TEST_F(SupervisorTest, LastingProblemsEndTheRun) {

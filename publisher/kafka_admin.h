@@ -1,0 +1,24 @@
+// CreateCompactedTopic: the librdkafka admin shell that creates the exactly-once
+// checkpoint topic (--checkpoint-topic) when it is missing and --create allows.
+#ifndef PUBLISHER_KAFKA_ADMIN_H_
+#define PUBLISHER_KAFKA_ADMIN_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "publisher/config.h"
+
+namespace publisher {
+
+// Creates `topic` with one partition, the cluster's default replication factor
+// and cleanup.policy=compact. OK when it exists already; kUnimplemented when the
+// cluster does not offer CreateTopics (librdkafka's mock cluster); kUnavailable
+// or the broker's refusal otherwise.
+[[nodiscard]] absl::Status CreateCompactedTopic(const Config& config,
+                                                const std::string& topic,
+                                                absl::Duration timeout);
+
+}  // namespace publisher
+
+#endif  // PUBLISHER_KAFKA_ADMIN_H_

@@ -1,0 +1,80 @@
+// TransactionalSinkFactory: init the transactional producer, then read the checkpoint.
+#include "publisher/transactional_sink_factory.h"
+
+#include "absl/strings/str_cat.h"
+#include "publisher/checkpoint_reader.h"
+#include "publisher/kafka_admin.h"
+#include "publisher/kafka_transactions.h"
+#include "publisher/transactional_sink.h"
+
+namespace publisher {
+namespace {
+
+constexpr absl::Duration kKafkaTimeout = absl::Seconds(15);
+
+// The latest committed checkpoint of `id`, creating the topic when it is missing.
+absl::StatusOr<std::optional<Checkpoint>> ReadLatest(const Config& config, Logger& log,
+                                                     const std::string& id) {
+  absl::StatusOr<std::vector<CheckpointRecord>> records =
+      ReadCheckpointTopic(config, config.checkpoint_topic, kKafkaTimeout);
+  if (absl::IsNotFound(records.status())) {
+    if (!config.create) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(records.status().message(), ", or run with --create=true"));
+    }
+    absl::Status created =
+        CreateCompactedTopic(config, config.checkpoint_topic, kKafkaTimeout);
+    if (absl::IsUnimplemented(created)) {
+      // The first checkpoint creates it where the cluster auto-creates topics (not
+      // compacted: the README says how to fix that).
+      log.Warn("cannot create the checkpoint topic; the first checkpoint will create it "
+               "if the cluster auto-creates topics (create it compacted yourself)",
+               {{"topic", config.checkpoint_topic},
+                {"error", std::string(created.message())}});
+      return std::nullopt;
+    }
+    if (!created.ok()) return created;
+    log.Info("created the checkpoint topic (compacted, one partition)",
+             {{"topic", config.checkpoint_topic}});
+    return std::nullopt;  // Nothing was committed before.
+  }
+  if (!records.ok()) return records.status();
+  return LatestCheckpoint(*records, id);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Sink>> TransactionalSinkFactory::Create(bool first) {
+  const std::string id = TransactionalId(config_);
+  absl::StatusOr<std::unique_ptr<KafkaTransactions>> txn =
+      KafkaTransactions::Create(config_, log_, id, config_.checkpoint_topic);
+  if (!txn.ok()) return txn.status();
+  absl::Status s = (*txn)->Init(kKafkaTimeout);
+  if (!s.ok()) {
+    if (absl::IsAborted(s)) return absl::FailedPreconditionError(s.message());
+    return absl::UnavailableError(absl::StrCat(
+        "cannot initialize Kafka transactions with the brokers ", config_.brokers,
+        " (check --brokers, that the cluster is up and that it supports transactions): ",
+        s.message()));
+  }
+  absl::StatusOr<std::optional<Checkpoint>> latest = ReadLatest(config_, log_, id);
+  if (!latest.ok()) return latest.status();
+  if (*latest) {
+    log_.Info(first ? "exactly-once: resuming after the latest committed checkpoint"
+                    : "exactly-once: rewinding to the latest committed checkpoint",
+              {{"transactional_id", id},
+               {"checkpoint_lsn", (*latest)->end_lsn.ToString()},
+               {"checkpoint_xid", static_cast<uint64_t>((*latest)->xid)}});
+  } else {
+    log_.Info("exactly-once: no checkpoint committed yet for this transactional id",
+              {{"transactional_id", id}, {"topic", config_.checkpoint_topic}});
+  }
+  TransactionalSinkOptions options;
+  options.interval = config_.transaction_interval;
+  options.max_messages = config_.max_in_flight;
+  options.max_bytes = config_.max_in_flight_bytes;
+  return std::unique_ptr<Sink>(
+      new TransactionalSink(std::move(*txn), *latest, options, log_));
+}
+
+}  // namespace publisher
