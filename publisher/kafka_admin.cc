@@ -28,11 +28,13 @@ absl::Status CreateCompactedTopic(const Config& config, const std::string& topic
       rd_kafka_new(RD_KAFKA_PRODUCER, *conf, err, sizeof(err)));
   if (rk == nullptr) {
     rd_kafka_conf_destroy(*conf);
-    return absl::InvalidArgumentError(absl::StrCat("cannot create a Kafka client: ", err));
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot create a Kafka client: ", err));
   }
   // One partition: a key's checkpoints stay in order, and there is one key per
   // publisher. -1: the cluster's default replication factor.
-  rd_kafka_NewTopic_t* spec = rd_kafka_NewTopic_new(topic.c_str(), 1, -1, err, sizeof(err));
+  rd_kafka_NewTopic_t* spec =
+      rd_kafka_NewTopic_new(topic.c_str(), 1, -1, err, sizeof(err));
   if (spec == nullptr) return absl::InvalidArgumentError(err);
   rd_kafka_NewTopic_set_config(spec, "cleanup.policy", "compact");
   std::unique_ptr<rd_kafka_queue_t, Deleter<rd_kafka_queue_t, rd_kafka_queue_destroy>>

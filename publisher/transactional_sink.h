@@ -53,9 +53,10 @@ class TransactionalSink : public Sink {
 
   // `committed` is the latest checkpoint read back from Kafka after `log` was
   // initialized. `logger` must outlive the sink.
-  TransactionalSink(std::unique_ptr<TransactionLog> log,
-                    std::optional<Checkpoint> committed, TransactionalSinkOptions options,
-                    Logger& logger, Clock clock = [] { return absl::Now(); });
+  TransactionalSink(
+      std::unique_ptr<TransactionLog> log, std::optional<Checkpoint> committed,
+      TransactionalSinkOptions options, Logger& logger,
+      Clock clock = [] { return absl::Now(); });
 
   absl::Status Produce(const OutboxRecord& record, const MessageToken& token,
                        bool dead_letter) override;

@@ -27,10 +27,11 @@ absl::StatusOr<std::optional<Checkpoint>> ReadLatest(const Config& config, Logge
     if (absl::IsUnimplemented(created)) {
       // The first checkpoint creates it where the cluster auto-creates topics (not
       // compacted: the README says how to fix that).
-      log.Warn("cannot create the checkpoint topic; the first checkpoint will create it "
-               "if the cluster auto-creates topics (create it compacted yourself)",
-               {{"topic", config.checkpoint_topic},
-                {"error", std::string(created.message())}});
+      log.Warn(
+          "cannot create the checkpoint topic; the first checkpoint will create it "
+          "if the cluster auto-creates topics (create it compacted yourself)",
+          {{"topic", config.checkpoint_topic},
+           {"error", std::string(created.message())}});
       return std::nullopt;
     }
     if (!created.ok()) return created;

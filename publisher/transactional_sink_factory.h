@@ -18,7 +18,8 @@ namespace publisher {
 class TransactionalSinkFactory : public SinkFactory {
  public:
   // `config` and `log` must outlive the factory.
-  TransactionalSinkFactory(const Config& config, Logger& log) : config_(config), log_(log) {}
+  TransactionalSinkFactory(const Config& config, Logger& log)
+      : config_(config), log_(log) {}
   // kUnavailable while the brokers do not answer (the supervisor retries a rewind's);
   // kFailedPrecondition when fenced or the checkpoint topic is missing and may not be
   // created; kDataLoss when the latest checkpoint cannot be read.

@@ -31,11 +31,11 @@ class FakeTransactionLog : public TransactionLog {
     std::vector<std::string> ids;
     Checkpoint checkpoint;
   };
-  std::vector<std::string> calls;      // "begin", "produce a", "commit 0x110", "abort"
-  std::vector<std::string> open;       // Ids in the open transaction.
-  std::vector<Committed> committed;    // Visible to read_committed consumers.
+  std::vector<std::string> calls;    // "begin", "produce a", "commit 0x110", "abort"
+  std::vector<std::string> open;     // Ids in the open transaction.
+  std::vector<Committed> committed;  // Visible to read_committed consumers.
   std::deque<absl::Status> produce_results, commit_results, abort_results;
-  std::function<void()> on_commit;     // Runs before a commit returns.
+  std::function<void()> on_commit;  // Runs before a commit returns.
 
   absl::Status Begin() override {
     calls.push_back("begin");
@@ -66,7 +66,8 @@ class FakeTransactionLog : public TransactionLog {
   // Every id a read_committed consumer sees, in order.
   std::vector<std::string> Visible() const {
     std::vector<std::string> ids;
-    for (const Committed& c : committed) ids.insert(ids.end(), c.ids.begin(), c.ids.end());
+    for (const Committed& c : committed)
+      ids.insert(ids.end(), c.ids.begin(), c.ids.end());
     return ids;
   }
 
@@ -143,7 +144,8 @@ TEST_F(TransactionalSinkTest, AcknowledgesOnlyWhenTheKafkaTransactionCommits) {
   EXPECT_THAT(log_->committed[0].ids, ElementsAre("a", "b"));
   EXPECT_EQ(log_->committed[0].checkpoint, Boundary(0x110));
   EXPECT_EQ(sink_->committed_checkpoint(), Boundary(0x110));
-  EXPECT_THAT(log_->calls, ElementsAre("begin", "produce a", "produce b", "commit 0/110"));
+  EXPECT_THAT(log_->calls,
+              ElementsAre("begin", "produce a", "produce b", "commit 0/110"));
 }
 
 TEST_F(TransactionalSinkTest, NeverCommitsInsideAPostgreSQLTransaction) {
@@ -224,10 +226,12 @@ TEST_F(TransactionalSinkTest, AFailedCommitAbortsAndAsksForARewind) {
   EXPECT_TRUE(Poll().empty()) << "nothing of a failed transaction is acknowledged";
   EXPECT_EQ(sink_->failure().code(), absl::StatusCode::kAborted);
   EXPECT_THAT(sink_->failure().message(), HasSubstr("coordinator not available"));
-  EXPECT_THAT(log_->calls, ElementsAre("begin", "produce a", "commit 0/110 failed", "abort"));
+  EXPECT_THAT(log_->calls,
+              ElementsAre("begin", "produce a", "commit 0/110 failed", "abort"));
   EXPECT_EQ(sink_->outstanding(), 0u);
   EXPECT_FALSE(sink_->committed_checkpoint().has_value());
-  EXPECT_EQ(sink_->Produce(Record("b"), Token(1), false).code(), absl::StatusCode::kAborted);
+  EXPECT_EQ(sink_->Produce(Record("b"), Token(1), false).code(),
+            absl::StatusCode::kAborted);
   EXPECT_EQ(sink_->stats().aborted, 1u);
 }
 
@@ -422,7 +426,8 @@ TEST_F(ExactlyOnceRelayTest, ARewindSkipsWhatTheCheckpointCoversAndRepublishesTh
   Transaction(1, 1);
   Transaction(2, 1);
   stream_.Action([&] { first->EndRun(); });  // Commits 1 and 2 now.
-  stream_.Action([&] { first_log->commit_results = {absl::UnavailableError("broker gone")}; });
+  stream_.Action(
+      [&] { first_log->commit_results = {absl::UnavailableError("broker gone")}; });
   Transaction(3, 1);
   stream_.Action([this] { clock_.Advance(absl::Seconds(1)); });
   stream_.Message(Keepalive(0x320));

@@ -40,7 +40,7 @@ inline std::string OtherRelation() {
 inline pg::Value T(std::string s) { return {pg::Value::Kind::kText, std::move(s)}; }
 
 inline std::string Insert(const std::string& id, const std::string& key = "k",
-                   uint32_t oid = kOutboxOid) {
+                          uint32_t oid = kOutboxOid) {
   if (oid != kOutboxOid) return W(pg::Insert{std::nullopt, oid, {T(id)}});
   return W(
       pg::Insert{std::nullopt, oid, {T(id), T("order"), T(key), T("Created"), T("{}")}},
@@ -49,9 +49,10 @@ inline std::string Insert(const std::string& id, const std::string& key = "k",
 
 // An outbox INSERT whose key is NULL: it cannot be mapped.
 inline std::string UnmappableInsert() {
-  return W(pg::Insert{std::nullopt,
-                      kOutboxOid,
-                      {T("x"), T("order"), {pg::Value::Kind::kNull, ""}, T("E"), T("{}")}});
+  return W(
+      pg::Insert{std::nullopt,
+                 kOutboxOid,
+                 {T("x"), T("order"), {pg::Value::Kind::kNull, ""}, T("E"), T("{}")}});
 }
 
 inline std::string Begin(uint32_t xid, uint64_t commit) {
