@@ -3,6 +3,8 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <random>
+
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "publisher/kafka_sink.h"
@@ -21,6 +23,14 @@ void OnLog(const rd_kafka_t* rk, int level, const char* fac, const char* buf) {
 }
 
 }  // namespace
+
+KafkaTransactions::KafkaTransactions(Logger& log, std::string id, std::string topic)
+    : log_(log),
+      transactional_id_(std::move(id)),
+      checkpoint_topic_(std::move(topic)),
+      instance_(absl::StrCat(
+          absl::Hex((uint64_t{std::random_device{}()} << 32) | std::random_device{}(),
+                    absl::kZeroPad16))) {}
 
 absl::StatusOr<std::unique_ptr<KafkaTransactions>> KafkaTransactions::Create(
     const Config& config, Logger& log, std::string transactional_id,
@@ -92,12 +102,14 @@ absl::Status KafkaTransactions::Init(absl::Duration timeout) {
 }
 
 absl::Status KafkaTransactions::Begin() {
+  transaction_header_ = {kKafkaTransactionHeader,
+                         absl::StrCat(instance_, ".", ++sequence_)};
   return FromError(rd_kafka_begin_transaction(rk_), "beginning a Kafka transaction");
 }
 
 absl::Status KafkaTransactions::Produce(const OutboxRecord& r) {
   // No delivery reports: Commit says it all.
-  absl::Status s = ProduceRecord(rk_, r, nullptr);
+  absl::Status s = ProduceRecord(rk_, r, nullptr, &transaction_header_);
   if (!absl::IsAborted(s)) return s;
   char reason[512];
   int code = rd_kafka_fatal_error(rk_, reason, sizeof(reason));
@@ -110,7 +122,8 @@ absl::Status KafkaTransactions::Commit(const Checkpoint& checkpoint, absl::Durat
   OutboxRecord c;
   c.topic = checkpoint_topic_;
   c.key = transactional_id_;
-  c.value = EncodeCheckpoint(checkpoint, transactional_id_, absl::Now());
+  c.value = EncodeCheckpoint(checkpoint, transactional_id_, absl::Now(),
+                             transaction_header_.second);
   c.timestamp_ms = absl::ToUnixMillis(absl::Now());
   absl::Status s = Produce(c);
   if (!s.ok()) return s;

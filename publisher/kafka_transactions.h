@@ -11,6 +11,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -48,8 +49,7 @@ class KafkaTransactions : public TransactionLog {
   const std::string& transactional_id() const { return transactional_id_; }
 
  private:
-  KafkaTransactions(Logger& log, std::string id, std::string topic)
-      : log_(log), transactional_id_(std::move(id)), checkpoint_topic_(std::move(topic)) {}
+  KafkaTransactions(Logger& log, std::string id, std::string topic);
   // Maps (and frees) a transactional API error to TransactionLog's codes.
   absl::Status FromError(rd_kafka_error_t* error, absl::string_view what);
   // A fatal producer error: kAborted when it was fencing, else kInternal.
@@ -58,6 +58,11 @@ class KafkaTransactions : public TransactionLog {
   Logger& log_;
   std::string transactional_id_;
   std::string checkpoint_topic_;
+  // The open Kafka transaction's name, as header kKafkaTransactionHeader on its
+  // records and in its checkpoint: this producer's random instance, a sequence.
+  std::string instance_;
+  uint64_t sequence_ = 0;
+  std::pair<std::string, std::string> transaction_header_;
   rd_kafka_t* rk_ = nullptr;
 };
 

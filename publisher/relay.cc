@@ -353,6 +353,7 @@ void Relay::MaybeLogStats(bool force) {
              {"oldest_unacked_age_ms",
               oldest ? absl::ToInt64Milliseconds(now - *oldest) : int64_t{0}},
              {"transactions", stats_.transactions},
+             {"rows_skipped", stats_.rows_skipped},
              {"paused", paused_},
              {"rewinds", stats_.rewinds},
              {"errors", stats_.errors}});

@@ -29,6 +29,8 @@ Supervisor::Supervisor(SupervisorOptions options, SessionSource& sessions,
       sleep_(std::move(sleep)) {}
 
 SupervisorResult Supervisor::Run(const std::atomic<bool>& stop) {
+  // At start the factory checks the brokers before PostgreSQL is touched; a
+  // factory may leave the producer to be made once the slot is held (null).
   absl::StatusOr<std::unique_ptr<Sink>> sink = sinks_.Create(true);
   if (!sink.ok()) return {sink.status(), false};
   Backoff backoff(options_.backoff_initial, options_.backoff_max);
@@ -53,6 +55,27 @@ SupervisorResult Supervisor::Run(const std::atomic<bool>& stop) {
       sleep_(wait, stop);
       continue;
     }
+    if (*sink == nullptr) {
+      // Made only now that this instance holds the slot: a transactional producer
+      // fences every other instance of its id, so a standby must not make one.
+      sink = sinks_.Create(false);
+      if (!sink.ok()) {
+        session->stream.reset();
+        if (!absl::IsUnavailable(sink.status())) return {sink.status(), started};
+        absl::Duration wait = backoff.Next();
+        if (metrics_ != nullptr) {
+          metrics_->SetNotStreamingReason(
+              absl::StrCat("cannot create the Kafka producer: ", sink.status().message()));
+        }
+        log_.Warn("cannot create the Kafka producer; retrying",
+                  {{"reason", std::string(sink.status().message())},
+                   {"attempt", int64_t{backoff.attempts()}},
+                   {"retry_in_ms", absl::ToInt64Milliseconds(wait)}});
+        sink = std::unique_ptr<Sink>();
+        sleep_(wait, stop);
+        continue;
+      }
+    }
     if (started) log_.Info("replication session restarted; resuming from the slot");
     started = true;
     backoff.Reset();
@@ -67,20 +90,7 @@ SupervisorResult Supervisor::Run(const std::atomic<bool>& stop) {
           {{"reason", std::string(s.message())}});
       if (metrics_ != nullptr) metrics_->SetNotStreamingReason("rewinding to the slot");
       sink->reset();  // Destroy the old producer first: its queue must not outlive it.
-      sink = sinks_.Create(false);
-      // A producer that must reach the brokers to start (exactly-once) waits for them.
-      while (!sink.ok() && absl::IsUnavailable(sink.status()) && !stop.load()) {
-        absl::Duration wait = backoff.Next();
-        log_.Warn("cannot recreate the Kafka producer; retrying",
-                  {{"reason", std::string(sink.status().message())},
-                   {"attempt", int64_t{backoff.attempts()}},
-                   {"retry_in_ms", absl::ToInt64Milliseconds(wait)}});
-        sleep_(wait, stop);
-        sink = sinks_.Create(false);
-      }
-      if (stop.load() && !sink.ok()) return {absl::OkStatus(), true};
-      if (!sink.ok()) return {sink.status(), true};
-      continue;
+      continue;       // The next session makes the new one.
     }
     if (absl::IsUnavailable(s)) {
       absl::Duration wait = backoff.Next();

@@ -43,7 +43,11 @@ class SessionSource {
   [[nodiscard]] virtual absl::StatusOr<Session> Open() = 0;
 };
 
-// Creates the producer; `first` is true at start-up only.
+// Creates the producer. `first` is true at start-up only, before PostgreSQL is
+// touched: it checks the brokers, and may return null to have the producer made
+// (Create(false)) once a session holds the slot. Every rewind makes a new one
+// once the next session holds the slot; kUnavailable from Create(false) is
+// retried with backoff.
 class SinkFactory {
  public:
   virtual ~SinkFactory() = default;

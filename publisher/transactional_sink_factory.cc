@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "publisher/checkpoint_reader.h"
 #include "publisher/kafka_admin.h"
+#include "publisher/kafka_sink.h"
 #include "publisher/kafka_transactions.h"
 #include "publisher/transactional_sink.h"
 
@@ -47,6 +48,17 @@ absl::StatusOr<std::optional<Checkpoint>> ReadLatest(const Config& config, Logge
 
 absl::StatusOr<std::unique_ptr<Sink>> TransactionalSinkFactory::Create(bool first) {
   const std::string id = TransactionalId(config_);
+  if (first) {
+    // Before PostgreSQL is touched: the brokers answer and the checkpoint topic is
+    // there (or made). The transactional producer itself is made once the slot is
+    // held (null here): initializing it fences every other instance of the id, so
+    // a standby must not.
+    absl::StatusOr<std::unique_ptr<Sink>> probe = KafkaSinkFactory(config_, log_).Create(true);
+    if (!probe.ok()) return probe.status();
+    absl::StatusOr<std::optional<Checkpoint>> latest = ReadLatest(config_, log_, id);
+    if (!latest.ok()) return latest.status();
+    return std::unique_ptr<Sink>();
+  }
   absl::StatusOr<std::unique_ptr<KafkaTransactions>> txn =
       KafkaTransactions::Create(config_, log_, id, config_.checkpoint_topic);
   if (!txn.ok()) return txn.status();
@@ -61,8 +73,7 @@ absl::StatusOr<std::unique_ptr<Sink>> TransactionalSinkFactory::Create(bool firs
   absl::StatusOr<std::optional<Checkpoint>> latest = ReadLatest(config_, log_, id);
   if (!latest.ok()) return latest.status();
   if (*latest) {
-    log_.Info(first ? "exactly-once: resuming after the latest committed checkpoint"
-                    : "exactly-once: rewinding to the latest committed checkpoint",
+    log_.Info("exactly-once: resuming after the latest committed checkpoint",
               {{"transactional_id", id},
                {"checkpoint_lsn", (*latest)->end_lsn.ToString()},
                {"checkpoint_xid", static_cast<uint64_t>((*latest)->xid)}});

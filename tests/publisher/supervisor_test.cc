@@ -36,8 +36,13 @@ class FakeSinks : public SinkFactory {
   std::vector<FakeSink*> sinks;
   absl::Status fail_first;
   std::deque<absl::Status> fail_later;  // Results of the next re-creations.
+  bool defer_first = false;             // Create(true) returns null.
+  const FakeSessions* sessions = nullptr;
+  std::vector<int> created_at_open;  // sessions->opens at each Create.
   absl::StatusOr<std::unique_ptr<Sink>> Create(bool first) override {
     created.push_back(first);
+    created_at_open.push_back(sessions == nullptr ? -1 : sessions->opens);
+    if (first && defer_first) return std::unique_ptr<Sink>();
     if (first && !fail_first.ok()) return fail_first;
     if (!first && !fail_later.empty()) {
       absl::Status s = fail_later.front();
@@ -57,7 +62,9 @@ class FakeSinks : public SinkFactory {
 class SupervisorTest : public ::testing::Test {
  protected:
   SupervisorTest()
-      : sinks_(clock_), relay_(Options(), log_, [this] { return clock_.Now(); }) {}
+      : sinks_(clock_), relay_(Options(), log_, [this] { return clock_.Now(); }) {
+    sinks_.sessions = &sessions_;
+  }
 
   static RelayOptions Options() {
     RelayOptions o = RelayOptions::FromConfig(Config{}, "");
@@ -164,10 +171,10 @@ TEST_F(SupervisorTest, FatalProducerIsRecreatedAndTheSessionRewound) {
 }
 
 TEST_F(SupervisorTest, ARewindWaitsForTheBrokersToRecreateTheProducer) {
-  // An exactly-once producer must reach the brokers to be recreated (it reads the
-  // checkpoint back): while they are away, the rewind waits with backoff.
+  // An exactly-once producer must reach the brokers to be made (it reads the
+  // checkpoint back): while they are away, the session is dropped and retried.
   sessions_.script.push_back(SessionThat(absl::AbortedError("transaction failed")));
-  sessions_.script.push_back(SessionThat(absl::OkStatus()));
+  for (int i = 0; i < 3; ++i) sessions_.script.push_back(SessionThat(absl::OkStatus()));
   sinks_.fail_later = {absl::UnavailableError("no broker"),
                        absl::UnavailableError("no broker")};
   SupervisorResult r = Run();
@@ -175,16 +182,31 @@ TEST_F(SupervisorTest, ARewindWaitsForTheBrokersToRecreateTheProducer) {
   EXPECT_THAT(sinks_.created, ElementsAre(true, false, false, false));
   ASSERT_EQ(sleeps_.size(), 2u);
   EXPECT_LE(sleeps_[0], absl::Milliseconds(200));
-  EXPECT_EQ(sessions_.opens, 2);
+  EXPECT_EQ(sessions_.opens, 4);
+}
+
+TEST_F(SupervisorTest, AProducerLeftForLaterIsMadeOnlyOnceTheSlotIsHeld) {
+  // A standby must not make a transactional producer: that fences the active one.
+  sinks_.defer_first = true;
+  sessions_.script.push_back([] {
+    return absl::UnavailableError("replication slot \"s\" is active for PID 42");
+  });
+  sessions_.script.push_back(SessionThat(absl::OkStatus()));
+  SupervisorResult r = Run();
+  EXPECT_TRUE(r.status.ok()) << r.status;
+  EXPECT_THAT(sinks_.created, ElementsAre(true, false));
+  EXPECT_EQ(sinks_.created_at_open, (std::vector<int>{0, 2}))
+      << "made while standing by";
 }
 
 TEST_F(SupervisorTest, AFencedProducerEndsTheRun) {
   sessions_.script.push_back(SessionThat(absl::AbortedError("transaction failed")));
+  sessions_.script.push_back(SessionThat(absl::OkStatus()));
   sinks_.fail_later = {absl::FailedPreconditionError("fenced")};
   SupervisorResult r = Run();
   EXPECT_EQ(r.status.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_TRUE(r.started);
-  EXPECT_EQ(sessions_.opens, 1);
+  EXPECT_EQ(sessions_.opens, 2);
 }
 
 TEST_F(SupervisorTest, LastingProblemsEndTheRun) {

@@ -1,0 +1,289 @@
+// --delivery=exactly-once end to end: the publisher binary against a throwaway
+// PostgreSQL and mock-kafka. mock-kafka writes no transaction markers, so its
+// read_committed consumers also see aborted records (mock_transactions_test.cc);
+// what a consumer receives from a real broker is rebuilt by CommittedView (the
+// records whose Kafka transaction committed a checkpoint), and that view must
+// hold every committed row exactly once. Without a PostgreSQL restart in between,
+// a kill -9 turns any confirmation ahead of a Kafka commit into a lost row there.
+#include <librdkafka/rdkafka.h>
+#include <signal.h>
+
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "publisher/checkpoint.h"
+#include "tests/chaos/committed_view.h"
+#include "tests/publisher/publisher_fixture.h"
+
+namespace publisher {
+namespace {
+
+using ::testing::HasSubstr;
+
+const std::vector<std::string> kExactlyOnce = {"--delivery", "exactly-once",
+                                               "--transaction-interval", "50ms"};
+
+class ExactlyOnceTest : public PublisherTest {
+ protected:
+  void SetUp() override {
+    PublisherTest::SetUp();
+    ASSERT_EQ(mock_->Command("topic outbox.checkpoints 1"), "ok");
+  }
+
+  // A publisher in exactly-once mode, with a log of its own, once it has made its
+  // transactional producer (after it holds the slot).
+  std::unique_ptr<Process> Start() {
+    log_path_ = absl::StrCat(cluster_->dir(), "/publisher-", ++started_, ".log");
+    std::unique_ptr<Process> p = StartPublisher(kExactlyOnce);
+    EXPECT_TRUE(WaitFor([&] { return absl::StrContains(p->Log(), "exactly-once: "); },
+                        absl::Seconds(60)))
+        << p->Log();
+    return p;
+  }
+
+  // Commits `transactions` transactions of 1 to 3 rows, numbered from `next_`.
+  void Write(int transactions) {
+    for (int t = 0; t < transactions; ++t, ++next_) {
+      ASSERT_TRUE(
+          sql_->Exec(absl::StrCat("INSERT INTO outbox (aggregate_type, aggregate_id, "
+                                  "event_type, payload) SELECT 'order', 'o-' || (",
+                                  next_, " % 5), 'E', jsonb_build_object('t', ", next_,
+                                  ", 'j', j) FROM generate_series(1, 1 + ", next_ % 3,
+                                  ") j"))
+              .ok());
+    }
+  }
+
+  // Once the slot is confirmed to the end: how many times each committed row is
+  // in the committed view, and the raw records mock-kafka shows besides.
+  struct Verdict {
+    size_t rows = 0, lost = 0, duplicated = 0, raw = 0, transactions = 0;
+  };
+  Verdict Verify() {
+    Lsn end = WalInsert();
+    EXPECT_TRUE(WaitFor([&] { return Confirmed() >= end; }, absl::Seconds(120)))
+        << "the slot did not catch up: " << Confirmed() << " < " << end;
+    auto rows = ValueOrDie(sql_->Exec("SELECT id::text FROM outbox"));
+    Verdict v;
+    v.rows = rows.size();
+    // A fresh consumer: one connected through "down all" may stall on the mock.
+    auto consumer = StartConsumer();
+    auto checkpoints = ValueOrDie(
+        testing_harness::Consumer::Start(mock_->bootstrap(), {"outbox.checkpoints"}));
+    chaos::CommittedView view;
+    std::map<std::string, int> copies;
+    // Everything committed is in the broker once the slot is confirmed: wait until
+    // the view holds every row, or the deadline.
+    WaitFor(
+        [&] {
+          view = chaos::CommittedView();
+          for (const auto& c : checkpoints->Records()) view.AddCheckpoint(c.value);
+          copies.clear();
+          std::vector<testing_harness::ConsumedRecord> records = consumer->Records();
+          v.raw = records.size();
+          for (const auto& r : records)
+            if (view.Received(r.headers)) ++copies[Header(r, "id")];
+          for (const auto& row : rows)
+            if (!copies.count(*row[0])) return false;
+          return true;
+        },
+        absl::Seconds(60));
+    v.transactions = view.transactions();
+    for (const auto& row : rows) {
+      auto it = copies.find(*row[0]);
+      if (it == copies.end()) {
+        ++v.lost;
+      } else if (it->second > 1) {
+        ++v.duplicated;
+      }
+    }
+    EXPECT_EQ(copies.size(), rows.size()) << "rows that no transaction wrote";
+    return v;
+  }
+
+  // Writes `value` to the checkpoint topic under the default transactional id.
+  void ProduceCheckpoint(const std::string& value) {
+    char err[512];
+    rd_kafka_conf_t* conf = rd_kafka_conf_new();
+    rd_kafka_conf_set(conf, "bootstrap.servers", mock_->bootstrap().c_str(), err,
+                      sizeof(err));
+    rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
+    ASSERT_NE(rk, nullptr) << err;
+    const std::string key = "outbox-publisher.outbox_publisher";
+    ASSERT_EQ(
+        rd_kafka_producev(rk, RD_KAFKA_V_TOPIC("outbox.checkpoints"),
+                          RD_KAFKA_V_KEY(key.data(), key.size()),
+                          RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
+                          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END),
+        RD_KAFKA_RESP_ERR_NO_ERROR);
+    EXPECT_EQ(rd_kafka_flush(rk, 30000), RD_KAFKA_RESP_ERR_NO_ERROR);
+    rd_kafka_destroy(rk);
+  }
+
+  int next_ = 0;
+  int started_ = 0;
+};
+
+TEST_F(ExactlyOnceTest, EveryRowOnceAcrossKill9SigtermBrokerOutageAndPostgresRestart) {
+  publisher_ = Start();
+  Write(30);
+  // kill -9 while a writer commits: mid-transaction, Kafka transactions open.
+  {
+    std::atomic<bool> writing{true};
+    std::thread writer([&] {
+      auto session = ValueOrDie(cluster_->Connect());
+      for (int t = 0; writing && t < 2000; ++t) {
+        ASSERT_TRUE(session
+                        ->Exec(absl::StrCat("INSERT INTO outbox (aggregate_type, "
+                                            "aggregate_id, event_type, payload) SELECT "
+                                            "'user', 'u-' || j, 'E', jsonb_build_object("
+                                            "'w', ",
+                                            t, ") FROM generate_series(1, 4) j"))
+                        .ok());
+      }
+    });
+    ASSERT_TRUE(WaitFor([&] { return Confirmed() > Lsn(0); }, absl::Seconds(60)));
+    publisher_->Signal(SIGKILL);
+    publisher_->Wait(absl::Seconds(30));
+    publisher_ = Start();
+    // Let it commit some of the writer's rows, then stop it amid the rest.
+    Lsn at_start = Confirmed();
+    ASSERT_TRUE(WaitFor([&] { return Confirmed() > at_start; }, absl::Seconds(60)));
+    publisher_->Signal(SIGTERM);
+    EXPECT_EQ(publisher_->Wait(absl::Seconds(60)), 0) << publisher_->Log();
+    writing = false;
+    writer.join();
+  }
+  publisher_ = Start();
+  // Broker outage: the open Kafka transaction fails and is aborted; the rewind
+  // waits for the brokers.
+  ASSERT_EQ(mock_->Command("down all"), "ok");
+  Write(30);
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return absl::StrContains(publisher_->Log(), "Kafka transaction failed") ||
+               absl::StrContains(publisher_->Log(), "cannot create the Kafka producer");
+      },
+      absl::Seconds(90)))
+      << publisher_->Log();
+  ASSERT_EQ(mock_->Command("up all"), "ok");
+  // The walsender terminated, then PostgreSQL restarted (PostgreSQL 15 sets the slot
+  // back: the checkpoint must skip what Kafka holds).
+  Write(10);
+  ASSERT_TRUE(
+      sql_->Exec("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots")
+          .ok());
+  Write(10);
+  sql_.reset();
+  ASSERT_TRUE(cluster_->Restart("fast").ok());
+  sql_ = ValueOrDie(cluster_->Connect());
+  Write(30);
+
+  Verdict v = Verify();
+  EXPECT_GT(v.rows, 200u);
+  EXPECT_EQ(v.lost, 0u) << "of " << v.rows << " rows";
+  EXPECT_EQ(v.duplicated, 0u) << "of " << v.rows << " rows";
+  EXPECT_GE(v.transactions, 2u);
+  std::cerr << "exactly-once: " << v.rows << " rows, each once in " << v.transactions
+            << " committed Kafka transactions; mock-kafka shows " << v.raw
+            << " records in all (aborted ones included: it writes no markers)\n";
+  EXPECT_TRUE(publisher_->running()) << publisher_->Log();
+  EXPECT_THAT(publisher_->Log(), HasSubstr("exactly-once: resuming after the latest "
+                                           "committed checkpoint"));
+}
+
+TEST_F(ExactlyOnceTest,
+       TransactionsTheCheckpointCoversAreSkippedHoweverFarBackTheSlotIs) {
+  // The slot stands before rows that Kafka already holds (PostgreSQL 15 set it back
+  // at a restart, after their Kafka transaction committed): the checkpoint says so,
+  // written here as that Kafka transaction would have written it.
+  publisher_ = Start();
+  Write(5);
+  ASSERT_TRUE(WaitFor([&] { return Confirmed() >= WalInsert(); }, absl::Seconds(60)));
+  publisher_->Signal(SIGTERM);
+  ASSERT_EQ(publisher_->Wait(absl::Seconds(60)), 0) << publisher_->Log();
+  auto count = [&] { return ValueOrDie(sql_->Exec("SELECT 1 FROM outbox")).size(); };
+  size_t published_before = count();
+  Write(20);  // "Already in Kafka": covered by the checkpoint below.
+  size_t covered = count() - published_before;
+  Lsn covered_to = WalInsert();
+  ProduceCheckpoint(EncodeCheckpoint({covered_to, 1, absl::Now()},
+                                     "outbox-publisher.outbox_publisher", absl::Now(),
+                                     "written-by-the-test.1"));
+  Write(10);  // After the checkpoint: published.
+  publisher_ = Start();
+  ASSERT_TRUE(WaitFor([&] { return Confirmed() >= WalInsert(); }, absl::Seconds(60)))
+      << "skipped transactions must be confirmed too";
+  auto consumer = StartConsumer();
+  size_t rows = count();
+  std::set<std::string> ids = DistinctIds(*consumer, rows - covered);
+  EXPECT_EQ(ids.size(), rows - covered);
+  ASSERT_TRUE(WaitFor([&] { return absl::StrContains(publisher_->Log(), "\"stats\""); },
+                      absl::Seconds(30)));
+  EXPECT_THAT(publisher_->Log(), HasSubstr(absl::StrCat("\"rows_skipped\":", covered)));
+  EXPECT_THAT(publisher_->Log(), HasSubstr(covered_to.ToString()));
+}
+
+TEST_F(ExactlyOnceTest, AStandbyMakesNoTransactionalProducerUntilItTakesOver) {
+  // Initializing a transactional producer fences every other instance of its id: a
+  // standby that did so at start would stop the active publisher on a real broker.
+  publisher_ = Start();
+  std::vector<std::string> argv = {testing_harness::BuildPath("outbox-publisher"),
+                                   "--pg",
+                                   cluster_->conninfo(),
+                                   "--brokers",
+                                   mock_->bootstrap(),
+                                   "--table",
+                                   "outbox,outbox_bin",
+                                   "--status-interval",
+                                   "500ms"};
+  argv.insert(argv.end(), kExactlyOnce.begin(), kExactlyOnce.end());
+  auto standby =
+      ValueOrDie(Process::Start(argv, absl::StrCat(cluster_->dir(), "/standby.log")));
+  ASSERT_TRUE(WaitFor([&] { return absl::StrContains(standby->Log(), "standing by"); },
+                      absl::Seconds(60)))
+      << standby->Log();
+  Write(20);
+  ASSERT_TRUE(WaitFor([&] { return Confirmed() >= WalInsert(); }, absl::Seconds(60)));
+  EXPECT_FALSE(absl::StrContains(standby->Log(), "exactly-once:"))
+      << "the standby made its transactional producer while standing by";
+  publisher_->Signal(SIGKILL);
+  publisher_->Wait(absl::Seconds(30));
+  Write(20);
+  ASSERT_TRUE(
+      WaitFor([&] { return absl::StrContains(standby->Log(), "exactly-once: resuming"); },
+              absl::Seconds(60)))
+      << standby->Log();
+  Verdict v = Verify();
+  EXPECT_EQ(v.lost, 0u);
+  EXPECT_EQ(v.duplicated, 0u);
+  standby->Signal(SIGTERM);
+  EXPECT_EQ(standby->Wait(absl::Seconds(60)), 0) << standby->Log();
+}
+
+TEST_F(ExactlyOnceTest, AMissingCheckpointTopicThatMayNotBeCreatedStopsAtStart) {
+  std::vector<std::string> argv = {testing_harness::BuildPath("outbox-publisher"),
+                                   "--pg",
+                                   cluster_->conninfo(),
+                                   "--brokers",
+                                   mock_->bootstrap(),
+                                   "--create=false",
+                                   "--checkpoint-topic",
+                                   "no.such.topic"};
+  argv.insert(argv.end(), kExactlyOnce.begin(), kExactlyOnce.end());
+  auto p =
+      ValueOrDie(Process::Start(argv, absl::StrCat(cluster_->dir(), "/missing.log")));
+  EXPECT_EQ(p->Wait(absl::Seconds(60)), 2) << p->Log();
+  EXPECT_THAT(p->Log(), HasSubstr("no.such.topic does not exist: create it compacted"));
+  EXPECT_TRUE(ValueOrDie(sql_->Exec("SELECT 1 FROM pg_replication_slots")).empty())
+      << "a failed start left a slot behind";
+}
+
+}  // namespace
+}  // namespace publisher
