@@ -2,6 +2,7 @@
 //
 //   outbox-chaos [--rows N] [--faults F] [--seed S] [--max-tx-rows R] [--aggregates A]
 //                [--schedule full|no-pg-restart] [--in-flight-requests K]
+//                [--delivery at-least-once|exactly-once]
 //
 // A writer commits outbox rows continuously (transactions of 1..R rows across A
 // aggregates, each row numbered within its aggregate in commit order) while a
@@ -26,6 +27,11 @@
 // and reports duplicates, faults survived, deliveries the publisher found unproven
 // (librdkafka's implicit acks) and the longest commit-to-delivery time. Exit status 0
 // only when every check holds and every fault was injected.
+//
+// With --delivery exactly-once the publisher runs Kafka transactions, and only the
+// records of committed Kafka transactions count (CommittedView: what a
+// read_committed consumer receives from a broker that writes transaction markers,
+// which mock-kafka does not); then duplicates must be zero too.
 #include <dirent.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -50,6 +56,7 @@
 #include "absl/time/clock.h"
 #include "cdc/lsn.h"
 #include "tests/chaos/audit.h"
+#include "tests/chaos/committed_view.h"
 #include "tests/chaos/sampler.h"
 #include "tests/chaos/verifier.h"
 #include "tests/harness/fatal.h"
@@ -68,6 +75,7 @@ using testing_harness::Process;
 using testing_harness::WaitFor;
 
 constexpr char kTopic[] = "outbox.event.chaos";
+constexpr char kCheckpointTopic[] = "outbox.checkpoints";
 constexpr int kPartitions = 32;
 constexpr int kBrokers = 3;
 
@@ -79,6 +87,7 @@ struct Options {
   int aggregates = 200;
   bool pg_restarts = true;     // --schedule full (true) or no-pg-restart.
   int in_flight_requests = 0;  // 0: the publisher's default.
+  bool exactly_once = false;   // --delivery exactly-once.
 };
 
 void Say(const std::string& line) { std::cout << "chaos: " << line << std::endl; }
@@ -105,11 +114,12 @@ int64_t CountInLogs(const std::string& dir, const std::string& needle) {
 class Publishers {
  public:
   Publishers(PgCluster& pg, const std::string& brokers, std::string dir,
-             int in_flight_requests)
+             int in_flight_requests, bool exactly_once)
       : pg_(pg),
         brokers_(brokers),
         dir_(std::move(dir)),
-        in_flight_requests_(in_flight_requests) {}
+        in_flight_requests_(in_flight_requests),
+        exactly_once_(exactly_once) {}
 
   std::unique_ptr<Process> Launch() {
     std::vector<std::string> argv = {testing_harness::BuildPath("outbox-publisher"),
@@ -125,6 +135,10 @@ class Publishers {
                                      "20000",
                                      "-X",
                                      "reconnect.backoff.max.ms=1000"};
+    if (exactly_once_) {
+      argv.insert(argv.end(), {"--delivery", "exactly-once", "--checkpoint-topic",
+                               kCheckpointTopic});
+    }
     if (in_flight_requests_ > 0) {
       argv.push_back("-X");
       argv.push_back(absl::StrCat("max.in.flight.requests.per.connection=",
@@ -187,6 +201,7 @@ class Publishers {
   PgCluster& pg_;
   std::string brokers_, dir_;
   int in_flight_requests_;
+  bool exactly_once_;
   std::unique_ptr<Process> primary_, standby_;
   bool expected_exit_ = false;
   int launched_ = 0;
@@ -270,6 +285,12 @@ Options ParseArgs(int argc, char** argv) {
   Options o;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i], value = argv[i + 1];
+    if (flag == "--delivery") {
+      if (value != "at-least-once" && value != "exactly-once")
+        Die("--delivery takes at-least-once or exactly-once");
+      o.exactly_once = value == "exactly-once";
+      continue;
+    }
     if (flag == "--schedule") {
       if (value != "full" && value != "no-pg-restart")
         Die("--schedule takes full or no-pg-restart");
@@ -293,7 +314,7 @@ Options ParseArgs(int argc, char** argv) {
     else
       Die(absl::StrCat("unknown flag ", flag,
                        " (--rows, --faults, --seed, --max-tx-rows, --aggregates, "
-                       "--schedule, --in-flight-requests)"));
+                       "--schedule, --in-flight-requests, --delivery)"));
   }
   if (argc % 2 == 0) Die(absl::StrCat("flag ", argv[argc - 1], " needs a value"));
   return o;
@@ -326,6 +347,25 @@ std::vector<Missing> CommitLsnsOf(PgCluster& pg, const std::string& wal_start,
   return missing;
 }
 
+// Every checkpoint in the checkpoint topic (read until no more arrive for 3 s).
+CommittedView ReadCommittedView(const std::string& brokers) {
+  auto consumer = Must(testing_harness::Consumer::Start(brokers, {kCheckpointTopic}),
+                       "read the checkpoint topic");
+  size_t seen = 0;
+  absl::Time quiet_since = absl::Now();
+  while (absl::Now() - quiet_since < absl::Seconds(3)) {
+    absl::SleepFor(absl::Milliseconds(200));
+    size_t n = consumer->Count();
+    if (n != seen) {
+      seen = n;
+      quiet_since = absl::Now();
+    }
+  }
+  CommittedView view;
+  for (const auto& r : consumer->Records()) view.AddCheckpoint(r.value);
+  return view;
+}
+
 // The fault kinds of a schedule. Every kind is injected once first, then at random.
 std::vector<std::string> FaultKinds(const Options& o) {
   std::vector<std::string> kinds = {
@@ -340,6 +380,7 @@ int Main(int argc, char** argv) {
   Say(absl::StrCat("rows=", o.rows, " faults=", o.faults, " seed=", o.seed,
                    " max_tx_rows=", o.max_tx_rows, " aggregates=", o.aggregates,
                    " schedule=", o.pg_restarts ? "full" : "no-pg-restart",
+                   " delivery=", o.exactly_once ? "exactly-once" : "at-least-once",
                    " in_flight_requests=",
                    o.in_flight_requests > 0 ? absl::StrCat(o.in_flight_requests)
                                             : std::string("default")));
@@ -363,12 +404,16 @@ int Main(int argc, char** argv) {
   if (mock->Command(absl::StrCat("topic ", kTopic, " ", kPartitions, " ", kBrokers)) !=
       "ok")
     Die("create topic");
+  if (o.exactly_once &&
+      mock->Command(absl::StrCat("topic ", kCheckpointTopic, " 1 ", kBrokers)) != "ok")
+    Die("create the checkpoint topic");
 
   // Publisher logs outlive the cluster: they are the evidence when a check fails.
   char log_dir[] = "/tmp/outbox-chaos-logs.XXXXXX";
   if (mkdtemp(log_dir) == nullptr) Die("mkdtemp");
   Say(absl::StrCat("publisher logs in ", log_dir));
-  Publishers publishers(*pg, mock->bootstrap(), log_dir, o.in_flight_requests);
+  Publishers publishers(*pg, mock->bootstrap(), log_dir, o.in_flight_requests,
+                        o.exactly_once);
   publishers.EnsurePrimary();
   if (!WaitFor(
           [&] {
@@ -488,14 +533,36 @@ int Main(int argc, char** argv) {
   sampler.Stop();
   publishers.StopAll();
 
+  // Exactly-once: only records of committed Kafka transactions count (what a
+  // read_committed consumer receives from a broker that writes markers).
+  std::vector<Delivered> received = verifier.all();
+  uint64_t uncommitted = 0;
+  size_t kafka_transactions = 0;
+  if (o.exactly_once) {
+    CommittedView view = ReadCommittedView(mock->bootstrap());
+    kafka_transactions = view.transactions();
+    std::vector<Delivered> kept;
+    for (Delivered& d : received) {
+      if (view.Committed(d.kafka_transaction)) {
+        kept.push_back(std::move(d));
+      } else {
+        ++uncommitted;
+      }
+    }
+    received = std::move(kept);
+  }
+  std::set<std::string> received_ids;
+  for (const Delivered& d : received) received_ids.insert(d.id);
+  uint64_t duplicates = received.size() - received_ids.size();
+
   std::map<std::string, Committed> history;
   std::vector<std::string> lost;
   for (const auto& row : committed) {
     history[*row[0]] = {*row[1], std::stoll(*row[2])};
-    if (!verifier.first_seen().count(*row[0])) lost.push_back(*row[0]);
+    if (!received_ids.count(*row[0])) lost.push_back(*row[0]);
   }
   std::vector<Missing> missing = CommitLsnsOf(*pg, wal_start, end, committed, lost);
-  std::map<std::string, Delivered> first = FirstDeliveries(verifier.all());
+  std::map<std::string, Delivered> first = FirstDeliveries(received);
   std::vector<std::string> key_examples, partition_examples;
   int64_t key_violations = KeyOrderViolations(first, history, &key_examples);
   int64_t partition_violations = PartitionOrderViolations(first, &partition_examples);
@@ -516,9 +583,14 @@ int Main(int argc, char** argv) {
 
   Say(absl::StrCat("committed rows: ", committed.size(), " in ", writer.transactions(),
                    " transactions"));
-  Say(absl::StrCat("delivered: ", verifier.distinct(), " distinct ids, ",
-                   verifier.deliveries(), " deliveries, duplicates: ",
-                   verifier.deliveries() - verifier.distinct()));
+  Say(absl::StrCat("delivered: ", received_ids.size(), " distinct ids, ", received.size(),
+                   " deliveries, duplicates: ", duplicates));
+  if (o.exactly_once) {
+    Say(absl::StrCat("  counted: records of the ", kafka_transactions,
+                     " committed Kafka transactions; left out: ", uncommitted,
+                     " records of transactions that never committed (mock-kafka writes no "
+                     "abort markers, so its consumers see them)"));
+  }
   Say(absl::StrCat("faults survived: ", total_faults, " (", absl::StrJoin(by_kind, ", "),
                    ")"));
   Say(absl::StrCat("lost: ", lost.size(),
@@ -553,6 +625,7 @@ int Main(int argc, char** argv) {
     Say("unexpected publisher exit: " + e);
 
   bool ok = lost.empty() && early.empty() && key_violations == 0 &&
+            (!o.exactly_once || duplicates == 0) &&
             partition_violations == 0 && caught_up && total_faults >= o.faults &&
             verifier.undecodable() == 0 &&
             static_cast<int64_t>(committed.size()) >= o.rows &&

@@ -18,7 +18,7 @@ bool CommittedView::AddCheckpoint(absl::string_view value) {
 bool CommittedView::Received(
     const std::vector<std::pair<std::string, std::string>>& headers) const {
   for (const auto& [name, value] : headers) {
-    if (name == "kafka_transaction") return committed_.count(value) > 0;
+    if (name == "kafka_transaction") return Committed(value);
   }
   return false;
 }

@@ -30,6 +30,10 @@ class CommittedView {
 
   // Whether a record with these headers belongs to a committed Kafka transaction.
   bool Received(const std::vector<std::pair<std::string, std::string>>& headers) const;
+  // Whether the Kafka transaction named `kafka_transaction` committed.
+  bool Committed(absl::string_view kafka_transaction) const {
+    return committed_.count(kafka_transaction) > 0;
+  }
 
   size_t transactions() const { return committed_.size(); }
 
