@@ -271,6 +271,23 @@ std::vector<CheckLine> JudgeKafka(const Config& config, const PgFindings& pg,
                                                      "letter that cannot be stored halts "
                                                      "the publisher)")));
   }
+  if (config.delivery == DeliveryMode::kExactlyOnce) {
+    const std::string& cp = config.checkpoint_topic;
+    if (exists(cp)) {
+      out.push_back(Ok("checkpoint topic",
+                       absl::StrCat(cp, " exists (it must be compacted: "
+                                        "cleanup.policy=compact)")));
+    } else if (config.create) {
+      out.push_back(Ok("checkpoint topic",
+                       absl::StrCat(cp, " does not exist; the publisher creates it "
+                                        "(compacted, one partition) at start")));
+    } else {
+      out.push_back(Fail("checkpoint topic",
+                         absl::StrCat(cp, " does not exist and --create=false: create it "
+                                          "compacted (cleanup.policy=compact, one "
+                                          "partition, replication factor 3)")));
+    }
+  }
   return out;
 }
 

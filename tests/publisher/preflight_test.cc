@@ -253,5 +253,25 @@ TEST_F(PreflightTest, MissingDeadLetterTopic) {
   EXPECT_TRUE(Line("dead-letter topic").ok);
 }
 
+TEST_F(PreflightTest, CheckpointTopicInExactlyOnceMode) {
+  auto checkpoint_lines = [&] {
+    std::vector<CheckLine> found;
+    for (const CheckLine& l : JudgeKafka(config_, pg_, kafka_))
+      if (l.what == "checkpoint topic") found.push_back(l);
+    return found;
+  };
+  EXPECT_TRUE(checkpoint_lines().empty()) << "at-least-once: not checked";
+  config_.delivery = DeliveryMode::kExactlyOnce;
+  ASSERT_EQ(checkpoint_lines().size(), 1u);
+  EXPECT_TRUE(checkpoint_lines()[0].ok) << "missing, but the publisher creates it";
+  EXPECT_THAT(checkpoint_lines()[0].detail, HasSubstr("creates it"));
+  config_.create = false;
+  EXPECT_FALSE(checkpoint_lines()[0].ok);
+  EXPECT_THAT(checkpoint_lines()[0].detail, HasSubstr("cleanup.policy=compact"));
+  kafka_.topics.push_back("outbox.checkpoints");
+  EXPECT_TRUE(checkpoint_lines()[0].ok);
+  EXPECT_THAT(checkpoint_lines()[0].detail, HasSubstr("must be compacted"));
+}
+
 }  // namespace
 }  // namespace publisher
