@@ -72,12 +72,17 @@ void TransactionalSink::MaybeCommit(bool due) {
 }
 
 void TransactionalSink::Commit() {
+  absl::Time began = clock_();
   absl::Status s = log_->Commit(*boundary_, options_.commit_timeout);
   if (!s.ok()) {
     Fail(s, /*abort=*/true);
     return;
   }
   ++stats_.committed;
+  logger_.Debug("Kafka transaction committed",
+                {{"records", static_cast<uint64_t>(open_messages_)},
+                 {"checkpoint_lsn", boundary_->end_lsn.ToString()},
+                 {"commit_ms", absl::ToInt64Milliseconds(clock_() - began)}});
   for (const Batch& b : pending_) {
     Delivery d;
     d.token = b.token;
