@@ -119,6 +119,18 @@ absl::Status KafkaTransactions::Produce(const OutboxRecord& r) {
 void KafkaTransactions::Poll(absl::Duration timeout) { rd_kafka_poll(rk_, Ms(timeout)); }
 
 absl::Status KafkaTransactions::Commit(const Checkpoint& checkpoint, absl::Duration timeout) {
+  // Every record of the transaction is stored before its checkpoint is produced, so
+  // a stored checkpoint proves its records are stored even where no transaction
+  // marker hides an unfinished transaction (a read_uncommitted reader, librdkafka's
+  // mock cluster). A record that failed leaves the transaction abortable, and then
+  // producing the checkpoint fails. Costs one round trip per Kafka transaction.
+  absl::Time deadline = absl::Now() + timeout;
+  if (rd_kafka_flush(rk_, Ms(timeout)) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return absl::DeadlineExceededError(absl::StrCat(
+        "committing a Kafka transaction (transactional id ", transactional_id_, "): ",
+        rd_kafka_outq_len(rk_), " record(s) not delivered within ",
+        absl::FormatDuration(timeout)));
+  }
   OutboxRecord c;
   c.topic = checkpoint_topic_;
   c.key = transactional_id_;
@@ -127,7 +139,7 @@ absl::Status KafkaTransactions::Commit(const Checkpoint& checkpoint, absl::Durat
   c.timestamp_ms = absl::ToUnixMillis(absl::Now());
   absl::Status s = Produce(c);
   if (!s.ok()) return s;
-  return FromError(rd_kafka_commit_transaction(rk_, Ms(timeout)),
+  return FromError(rd_kafka_commit_transaction(rk_, Ms(deadline - absl::Now())),
                    "committing a Kafka transaction");
 }
 

@@ -69,6 +69,28 @@ TEST(KafkaTransactionsTest, CommitCarriesTheRecordsAndTheCheckpoint) {
   EXPECT_EQ(ValueOrDie(LatestCheckpoint(read, "outbox-publisher.test"))->end_lsn, Lsn(0x400));
 }
 
+// A checkpoint must never be stored while a record of its transaction is not: a
+// broker without transaction markers (this mock) would show the checkpoint, and the
+// next instance would skip rows that were never stored.
+TEST(KafkaTransactionsTest, NoCheckpointIsStoredBeforeEveryRecordOfItsTransaction) {
+  auto mock = ValueOrDie(MockKafka::Start(1));
+  ASSERT_EQ(mock->Command("topic outbox.checkpoints 1"), "ok");
+  // The records' topic cannot be found: they stay queued, the checkpoint's could go.
+  ASSERT_EQ(mock->Command("topic-error outbox.event.order LEADER_NOT_AVAILABLE"), "ok");
+  Config config;
+  config.brokers = mock->bootstrap();
+  Logger log(LogFormat::kJson, LogLevel::kError);
+  auto txn = ValueOrDie(
+      KafkaTransactions::Create(config, log, "outbox-publisher.test", "outbox.checkpoints"));
+  ASSERT_TRUE(txn->Init(absl::Seconds(30)).ok());
+  ASSERT_TRUE(txn->Begin().ok());
+  ASSERT_TRUE(txn->Produce(Record("a")).ok());
+  absl::Status committed = txn->Commit({Lsn(0x300), 3, kT}, absl::Seconds(2));
+  EXPECT_FALSE(committed.ok());
+  auto read = ValueOrDie(ReadCheckpointTopic(config, "outbox.checkpoints", absl::Seconds(30)));
+  EXPECT_TRUE(read.empty()) << "a checkpoint was stored without its record";
+}
+
 TEST(KafkaTransactionsTest, ABadPropertyIsInvalidArgument) {
   Config config;
   config.kafka_properties = {{"no.such.property", "1"}};
