@@ -224,6 +224,12 @@ const std::vector<Flag>& Flags() {
                               ParseInterval("transaction-interval", v));
              return absl::OkStatus();
            }},
+      Flag{"message-prefix",
+           "also publish transactional logical decoding messages with this prefix", false,
+           [](Config& c, absl::string_view v) -> absl::Status {
+             c.message_prefix = std::string(v);  // "" turns it off.
+             return absl::OkStatus();
+           }},
       Flag{"log-format", "json or text", false,
            [](Config& c, absl::string_view v) -> absl::Status {
              if (v == "json") {
@@ -451,6 +457,7 @@ std::vector<Field> DescribeConfig(const Config& c) {
       {"transactional-id", TransactionalId(c)},
       {"checkpoint-topic", c.checkpoint_topic},
       {"transaction-interval", absl::FormatDuration(c.transaction_interval)},
+      {"message-prefix", c.message_prefix},
       {"log-format", std::string(c.log_format == LogFormat::kJson ? "json" : "text")},
       {"log-level", std::string(LogLevelName(c.log_level))},
   };

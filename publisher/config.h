@@ -71,6 +71,9 @@ struct Config {
   std::string transactional_id;  // "" = outbox-publisher.{slot} (TransactionalId()).
   std::string checkpoint_topic = "outbox.checkpoints";
   absl::Duration transaction_interval = absl::Milliseconds(100);
+  // Outbox without a table (SPEC.md): transactional logical decoding messages with
+  // this prefix are events too; "" = off.
+  std::string message_prefix;
   bool help = false;
   bool version = false;  // --version: print the versions and exit 0.
   bool check = false;    // --check: run the pre-flight checks and exit.

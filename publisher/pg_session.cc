@@ -6,6 +6,7 @@
 #include "cdc/replication_stream.h"
 #include "cdc/status_macros.h"
 #include "publisher/mapper.h"
+#include "publisher/message_events.h"
 
 namespace publisher {
 
@@ -25,10 +26,19 @@ absl::StatusOr<Session> PgSessionSource::Open() {
       cdc::EnsurePublication(stream->sql(), config_.publication, tables, config_.create));
   RETURN_IF_ERROR(cdc::EnsureSlot(stream->sql(), config_.slot, config_.create));
 
+  if (!config_.message_prefix.empty()) {
+    RETURN_IF_ERROR(MessageEvents::Bind(config_.columns, config_.topic).status());
+    if (stream->server_version() < 140000) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "--message-prefix needs PostgreSQL 14 or later (pgoutput's messages option); "
+          "this server is ", stream->server_version()));
+    }
+  }
   cdc::StartOptions start;
   start.slot = config_.slot;
   start.publications = {config_.publication};
   start.proto_version = 1;
+  start.messages = !config_.message_prefix.empty();
   RETURN_IF_ERROR(stream->Start(start));
   log_.Info("streaming", {{"slot", config_.slot},
                           {"database", id.database},

@@ -22,6 +22,7 @@ RelayOptions RelayOptions::FromConfig(const Config& c, std::string database) {
   o.status_interval = c.status_interval;
   o.stats_interval = c.stats_interval;
   o.database = std::move(database);
+  o.message_prefix = c.message_prefix;
   return o;
 }
 
@@ -41,6 +42,11 @@ absl::Status Relay::Run(cdc::WalStream& stream, Sink& sink,
   outbox_.clear();
   fatal_ = absl::OkStatus();
   paused_ = false;
+  if (!options_.message_prefix.empty() && !messages_) {
+    absl::StatusOr<MessageEvents> m = MessageEvents::Bind(options_.columns, options_.topic);
+    if (!m.ok()) return m.status();
+    messages_ = std::move(*m);
+  }
   absl::Time now = clock_();
   next_status_ = now + options_.status_interval;
   next_stats_ = now + options_.stats_interval;
@@ -140,7 +146,8 @@ absl::Status Relay::HandleXLogData(const cdc::XLogData& frame) {
     return OnRelation(*r);
   if (const auto* i = std::get_if<cdc::pgoutput::Insert>(&message))
     return OnInsert(frame, *i);
-  // UPDATE, DELETE, TRUNCATE, types, origins and messages publish nothing.
+  if (const auto* m = std::get_if<cdc::pgoutput::Message>(&message)) return OnMessage(*m);
+  // UPDATE, DELETE, TRUNCATE, types and origins publish nothing.
   return absl::OkStatus();
 }
 
@@ -172,17 +179,51 @@ absl::Status Relay::OnInsert(const cdc::XLogData& frame,
   }
   RowSource source{frame.data_start, transaction_.commit_lsn, transaction_.xid,
                    transaction_.commit_time, options_.database};
-  absl::StatusOr<OutboxRecord> record = it->second.Map(insert.new_tuple, source);
+  const BoundRelation& bound = it->second;
+  return Publish(bound.Map(insert.new_tuple, source), [&] {
+    // The row cannot become an envelope: its raw columns are what a dead letter holds.
+    OutboxRecord raw;
+    raw.value = bound.RowAsJson(insert.new_tuple);
+    return raw;
+  });
+}
+
+absl::Status Relay::OnMessage(const cdc::pgoutput::Message& message) {
+  if (!messages_ || message.prefix != options_.message_prefix) return absl::OkStatus();
+  if (!(message.flags & cdc::pgoutput::Message::kTransactional)) {
+    // Emitted outside the transaction's control: it may describe a change that
+    // rolled back, so it is not an outbox event.
+    log_.Warn(
+        "ignored a non-transactional message with the outbox prefix: emit outbox events "
+        "with pg_logical_emit_message(true, ...) or outbox_emit(), so that they commit "
+        "or roll back with the transaction",
+        {{"prefix", message.prefix}, {"lsn", message.lsn.ToString()}});
+    return absl::OkStatus();
+  }
+  ++stats_.rows_seen;
+  if (transaction_.skipped) {
+    ++stats_.rows_skipped;
+    return absl::OkStatus();
+  }
+  RowSource source{message.lsn, transaction_.commit_lsn, transaction_.xid,
+                   transaction_.commit_time, options_.database};
+  return Publish(messages_->Map(message.content, source), [&] {
+    OutboxRecord raw;
+    raw.value = MessageEvents::ContentAsJson(message.content);
+    return raw;
+  });
+}
+
+absl::Status Relay::Publish(absl::StatusOr<OutboxRecord> record,
+                            const std::function<OutboxRecord()>& raw) {
   size_t bytes = record.ok() ? record->value.size() + record->key.size() : 0;
   ASSIGN_OR_RETURN(MessageToken token, tracker_.Enqueue(bytes, clock_()));
   token.committed = transaction_.commit_time;
   if (!record.ok()) {
-    // The row cannot become an envelope: its raw columns are what a dead letter holds.
-    OutboxRecord raw;
-    raw.value = it->second.RowAsJson(insert.new_tuple);
-    raw.timestamp_ms = absl::ToUnixMillis(transaction_.commit_time);
-    raw.headers = {{"content_type", "application/json"}};
-    HandlePermanent(token, raw, record.status(), ErrorKind::kMapping);
+    OutboxRecord letter = raw();
+    letter.timestamp_ms = absl::ToUnixMillis(transaction_.commit_time);
+    letter.headers = {{"content_type", "application/json"}};
+    HandlePermanent(token, letter, record.status(), ErrorKind::kMapping);
     return absl::OkStatus();
   }
   ++stats_.published;

@@ -36,6 +36,7 @@
 #include "publisher/external_fault.h"
 #include "publisher/log.h"
 #include "publisher/mapper.h"
+#include "publisher/message_events.h"
 #include "publisher/metrics.h"
 #include "publisher/sink.h"
 
@@ -60,6 +61,9 @@ struct RelayOptions {
   // How often the figures are copied to Metrics.
   absl::Duration metrics_interval = absl::Milliseconds(250);
   std::string database;  // For envelopes' source.database.
+  // Transactional logical decoding messages with this prefix are outbox events
+  // too (--message-prefix; "" = none).
+  std::string message_prefix;
 
   static RelayOptions FromConfig(const Config& config, std::string database);
 };
@@ -114,6 +118,11 @@ class Relay {
   absl::Status HandleXLogData(const cdc::XLogData& frame);
   absl::Status OnRelation(const cdc::pgoutput::Relation& relation);
   absl::Status OnInsert(const cdc::XLogData& frame, const cdc::pgoutput::Insert& insert);
+  absl::Status OnMessage(const cdc::pgoutput::Message& message);
+  // An event of the current transaction, mapped (or not) from `at`: enqueued and
+  // produced, or handled as a permanent failure with `raw` as its dead letter.
+  absl::Status Publish(absl::StatusOr<OutboxRecord> record,
+                       const std::function<OutboxRecord()>& raw);
   void Produce(const OutboxRecord& record, const MessageToken& token, bool dead_letter);
   void HandlePermanent(const MessageToken& token, const OutboxRecord& record,
                        const absl::Status& why, ErrorKind kind);
@@ -140,6 +149,7 @@ class Relay {
   cdc::pgoutput::StreamDecoder decoder_;
   cdc::RelationCache relations_;
   absl::flat_hash_map<uint32_t, BoundRelation> outbox_;  // Bound outbox relations by OID.
+  std::optional<MessageEvents> messages_;                 // With a message_prefix.
   AckTracker tracker_;
   CheckpointFilter checkpoints_;  // From the sink, at the start of each run.
   Transaction transaction_;

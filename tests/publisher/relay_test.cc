@@ -554,3 +554,90 @@ TEST_F(RelayTest, ExternalFaultEndsTheRunConfirmingOnlyWhatWasAcknowledged) {
 
 }  // namespace
 }  // namespace publisher
+
+namespace publisher {
+namespace {
+
+// Outbox events without a table (--message-prefix): transactional messages with
+// the prefix, interleaved with table rows in commit order.
+class MessageRelayTest : public RelayTest {
+ protected:
+  MessageRelayTest() { options_.message_prefix = "outbox"; }
+
+  static std::string Event(const std::string& id, uint8_t flags = 1,
+                           const std::string& prefix = "outbox") {
+    return W(pg::Message{
+        std::nullopt, flags, Lsn(0x150), prefix,
+        absl::StrCat(R"({"id":")", id,
+                     R"(","aggregate_type":"order","aggregate_id":"k","event_type":"E",)"
+                     R"("payload":{"n":1}})")});
+  }
+};
+
+TEST_F(MessageRelayTest, TransactionalMessagesWithThePrefixAreEventsInCommitOrder) {
+  sink_.auto_ack = true;
+  stream_.Message(Begin(1, 0x100));
+  stream_.Message(OutboxRelation());
+  stream_.Message(Insert("row-1"));
+  stream_.Message(Event("msg-1"));
+  stream_.Message(Event("other", 1, "audit"));  // Another prefix: not ours.
+  stream_.Message(Insert("row-2"));
+  stream_.Message(Commit(0x100, 0x110));
+  ASSERT_TRUE(Run().ok());
+  EXPECT_THAT(ProducedIds(), ElementsAre("row-1", "msg-1", "row-2"));
+  outbox::v1::Envelope e;
+  ASSERT_TRUE(e.ParseFromString(sink_.produced()[1].record.value));
+  EXPECT_EQ(e.source().table(), "");
+  EXPECT_EQ(e.source().lsn(), 0x150u);
+  EXPECT_EQ(e.source().commit_lsn(), 0x100u);
+  EXPECT_EQ(stream_.max_flush(), Lsn(0x110));
+  EXPECT_EQ(stats_.rows_seen, 3u);
+}
+
+TEST_F(MessageRelayTest, ANonTransactionalMessageIsIgnored) {
+  sink_.auto_ack = true;
+  stream_.Message(Event("outside", /*flags=*/0));  // Outside any transaction.
+  OneTransaction("a");
+  ASSERT_TRUE(Run().ok());
+  EXPECT_THAT(ProducedIds(), ElementsAre("a"));
+  EXPECT_EQ(stream_.max_flush(), Lsn(0x110));
+}
+
+TEST_F(MessageRelayTest, WithoutAPrefixMessagesPublishNothing) {
+  options_.message_prefix = "";
+  sink_.auto_ack = true;
+  stream_.Message(Begin(1, 0x100));
+  stream_.Message(Event("msg-1"));
+  stream_.Message(Commit(0x100, 0x110));
+  ASSERT_TRUE(Run().ok());
+  EXPECT_TRUE(ProducedIds().empty());
+}
+
+TEST_F(MessageRelayTest, AMessageThatCannotBeMappedFollowsOnError) {
+  options_.on_error = OnError::kDeadLetter;
+  sink_.auto_ack = true;
+  stream_.Message(Begin(1, 0x100));
+  stream_.Message(W(pg::Message{std::nullopt, 1, Lsn(0x150), "outbox", "not json"}));
+  stream_.Message(Commit(0x100, 0x110));
+  ASSERT_TRUE(Run().ok());
+  ASSERT_EQ(sink_.produced().size(), 1u);
+  EXPECT_EQ(sink_.produced()[0].record.topic, "outbox.dead-letter");
+  EXPECT_EQ(sink_.produced()[0].record.value, R"("not json")");
+  EXPECT_EQ(stream_.max_flush(), Lsn(0x110));
+
+  // Halting confirms nothing past it.
+  options_.on_error = OnError::kHalt;
+  fakes::FakeWalStream halted(clock_, stop_);
+  stop_ = false;
+  halted.Message(Begin(1, 0x100));
+  halted.Message(W(pg::Message{std::nullopt, 1, Lsn(0x150), "outbox", "[]"}));
+  halted.Message(Commit(0x100, 0x110));
+  Relay relay(options_, log_, [this] { return clock_.Now(); });
+  absl::Status s = relay.Run(halted, sink_, stop_);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(s.message(), HasSubstr("not a JSON object"));
+  EXPECT_EQ(halted.max_flush(), Lsn());
+}
+
+}  // namespace
+}  // namespace publisher
