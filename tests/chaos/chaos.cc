@@ -2,7 +2,7 @@
 //
 //   outbox-chaos [--rows N] [--faults F] [--seed S] [--max-tx-rows R] [--aggregates A]
 //                [--schedule full|no-pg-restart] [--in-flight-requests K]
-//                [--delivery at-least-once|exactly-once]
+//                [--delivery at-least-once|exactly-once] [--writer table|message|mixed]
 //
 // A writer commits outbox rows continuously (transactions of 1..R rows across A
 // aggregates, each row numbered within its aggregate in commit order) while a
@@ -27,6 +27,11 @@
 // and reports duplicates, faults survived, deliveries the publisher found unproven
 // (librdkafka's implicit acks) and the longest commit-to-delivery time. Exit status 0
 // only when every check holds and every fault was injected.
+//
+// --writer message emits every event as a transactional logical decoding message
+// (an outbox without a table, --message-prefix), noting it in chaos_history, which
+// is then the history; --writer mixed interleaves rows and messages in each
+// transaction.
 //
 // With --delivery exactly-once the publisher runs Kafka transactions, and only the
 // records of committed Kafka transactions count (CommittedView: what a
@@ -88,7 +93,22 @@ struct Options {
   bool pg_restarts = true;     // --schedule full (true) or no-pg-restart.
   int in_flight_requests = 0;  // 0: the publisher's default.
   bool exactly_once = false;   // --delivery exactly-once.
+  // --writer: rows in the outbox table, transactional messages (outbox events
+  // without a table), or both interleaved in each transaction.
+  enum class WriterMode { kTable, kMessage, kMixed } writer = WriterMode::kTable;
 };
+
+const char* WriterName(Options::WriterMode m) {
+  switch (m) {
+    case Options::WriterMode::kTable:
+      return "table";
+    case Options::WriterMode::kMessage:
+      return "message";
+    case Options::WriterMode::kMixed:
+      return "mixed";
+  }
+  return "?";
+}
 
 void Say(const std::string& line) { std::cout << "chaos: " << line << std::endl; }
 
@@ -113,13 +133,10 @@ int64_t CountInLogs(const std::string& dir, const std::string& needle) {
 // The publisher processes: a primary and, for a while, a standby on the same slot.
 class Publishers {
  public:
+  // `args`: flags every publisher gets besides the common ones.
   Publishers(PgCluster& pg, const std::string& brokers, std::string dir,
-             int in_flight_requests, bool exactly_once)
-      : pg_(pg),
-        brokers_(brokers),
-        dir_(std::move(dir)),
-        in_flight_requests_(in_flight_requests),
-        exactly_once_(exactly_once) {}
+             std::vector<std::string> args)
+      : pg_(pg), brokers_(brokers), dir_(std::move(dir)), args_(std::move(args)) {}
 
   std::unique_ptr<Process> Launch() {
     std::vector<std::string> argv = {testing_harness::BuildPath("outbox-publisher"),
@@ -135,15 +152,7 @@ class Publishers {
                                      "20000",
                                      "-X",
                                      "reconnect.backoff.max.ms=1000"};
-    if (exactly_once_) {
-      argv.insert(argv.end(), {"--delivery", "exactly-once", "--checkpoint-topic",
-                               kCheckpointTopic});
-    }
-    if (in_flight_requests_ > 0) {
-      argv.push_back("-X");
-      argv.push_back(absl::StrCat("max.in.flight.requests.per.connection=",
-                                  in_flight_requests_));
-    }
+    argv.insert(argv.end(), args_.begin(), args_.end());
     return Must(
         Process::Start(argv, absl::StrCat(dir_, "/publisher-", ++launched_, ".log")),
         "start publisher");
@@ -200,8 +209,7 @@ class Publishers {
 
   PgCluster& pg_;
   std::string brokers_, dir_;
-  int in_flight_requests_;
-  bool exactly_once_;
+  std::vector<std::string> args_;
   std::unique_ptr<Process> primary_, standby_;
   bool expected_exit_ = false;
   int launched_ = 0;
@@ -230,17 +238,7 @@ class Writer {
       }
       int n = std::uniform_int_distribution<int>(1, options_.max_tx_rows)(rng_);
       n = static_cast<int>(std::min<int64_t>(n, options_.rows - written_));
-      std::vector<std::string> values;
-      for (int i = 0; i < n; ++i) {
-        int agg = std::uniform_int_distribution<int>(0, options_.aggregates - 1)(rng_);
-        values.push_back(absl::StrCat("('r", next_id++, "', 'chaos', 'a", agg, "', ",
-                                      next_seq[agg]++, ", 'E', '{\"n\": ", i, "}')"));
-      }
-      absl::Status s = sql->Exec(absl::StrCat("INSERT INTO outbox (id, aggregate_type, "
-                                              "aggregate_id, seq, event_type, payload) "
-                                              "VALUES ",
-                                              absl::StrJoin(values, ", ")))
-                           .status();
+      absl::Status s = sql->Exec(Transaction(n, next_id, next_seq)).status();
       absl::Time now = absl::Now();
       if (!s.ok()) {
         // Lost the connection mid-statement: it may or may not have committed. The
@@ -258,6 +256,46 @@ class Writer {
       absl::SleepFor(pace_);
     }
     done_ = true;
+  }
+
+  // One transaction of `n` events (ids from `next_id`, numbered per aggregate), as
+  // table rows in one INSERT; or, with messages, one statement per event in order,
+  // each also noted in chaos_history (the history, as the table is for rows).
+  std::string Transaction(int n, int64_t& next_id, std::vector<int64_t>& next_seq) {
+    std::vector<std::string> values, statements;
+    for (int i = 0; i < n; ++i) {
+      int agg = std::uniform_int_distribution<int>(0, options_.aggregates - 1)(rng_);
+      std::string id = absl::StrCat("r", next_id++);
+      int64_t seq = next_seq[agg]++;
+      std::string value =
+          absl::StrCat("('", id, "', 'chaos', 'a", agg, "', ", seq, ", 'E', '{\"n\": ", i, "}')");
+      if (options_.writer == Options::WriterMode::kTable) {
+        values.push_back(value);
+        continue;
+      }
+      bool message = options_.writer == Options::WriterMode::kMessage ||
+                     std::uniform_int_distribution<int>(0, 1)(rng_) == 1;
+      statements.push_back(absl::StrCat("INSERT INTO chaos_history VALUES ('", id, "', 'a",
+                                        agg, "', ", seq, ")"));
+      if (message) {
+        statements.push_back(absl::StrCat(
+            "SELECT pg_logical_emit_message(true, 'outbox', '{\"id\": \"", id,
+            "\", \"aggregate_type\": \"chaos\", \"aggregate_id\": \"a", agg,
+            "\", \"event_type\": \"E\", \"payload\": {\"n\": ", i, "}}')"));
+      } else {
+        statements.push_back(absl::StrCat("INSERT INTO outbox (id, aggregate_type, "
+                                          "aggregate_id, seq, event_type, payload) VALUES ",
+                                          value));
+      }
+    }
+    if (options_.writer == Options::WriterMode::kTable) {
+      return absl::StrCat(
+          "INSERT INTO outbox (id, aggregate_type, aggregate_id, seq, event_type, payload) "
+          "VALUES ",
+          absl::StrJoin(values, ", "));
+    }
+    // One simple-query string runs as one transaction.
+    return absl::StrJoin(statements, "; ");
   }
 
   int64_t written() const { return written_; }
@@ -291,6 +329,18 @@ Options ParseArgs(int argc, char** argv) {
       o.exactly_once = value == "exactly-once";
       continue;
     }
+    if (flag == "--writer") {
+      if (value == "table") {
+        o.writer = Options::WriterMode::kTable;
+      } else if (value == "message") {
+        o.writer = Options::WriterMode::kMessage;
+      } else if (value == "mixed") {
+        o.writer = Options::WriterMode::kMixed;
+      } else {
+        Die("--writer takes table, message or mixed");
+      }
+      continue;
+    }
     if (flag == "--schedule") {
       if (value != "full" && value != "no-pg-restart")
         Die("--schedule takes full or no-pg-restart");
@@ -314,7 +364,7 @@ Options ParseArgs(int argc, char** argv) {
     else
       Die(absl::StrCat("unknown flag ", flag,
                        " (--rows, --faults, --seed, --max-tx-rows, --aggregates, "
-                       "--schedule, --in-flight-requests, --delivery)"));
+                       "--schedule, --in-flight-requests, --delivery, --writer)"));
   }
   if (argc % 2 == 0) Die(absl::StrCat("flag ", argv[argc - 1], " needs a value"));
   return o;
@@ -381,6 +431,7 @@ int Main(int argc, char** argv) {
                    " max_tx_rows=", o.max_tx_rows, " aggregates=", o.aggregates,
                    " schedule=", o.pg_restarts ? "full" : "no-pg-restart",
                    " delivery=", o.exactly_once ? "exactly-once" : "at-least-once",
+                   " writer=", WriterName(o.writer),
                    " in_flight_requests=",
                    o.in_flight_requests > 0 ? absl::StrCat(o.in_flight_requests)
                                             : std::string("default")));
@@ -400,6 +451,13 @@ int Main(int argc, char** argv) {
            .ok()) {
     Die("create table");
   }
+  // With messages, the history of what committed (not in the publication).
+  if (!sql->Exec("CREATE TABLE chaos_history (id text PRIMARY KEY, aggregate_id text NOT "
+                 "NULL, seq bigint NOT NULL)")
+           .ok()) {
+    Die("create history table");
+  }
+  const char* history_table = o.writer == Options::WriterMode::kTable ? "outbox" : "chaos_history";
   auto mock = Must(MockKafka::Start(kBrokers), "start mock-kafka");
   if (mock->Command(absl::StrCat("topic ", kTopic, " ", kPartitions, " ", kBrokers)) !=
       "ok")
@@ -412,8 +470,20 @@ int Main(int argc, char** argv) {
   char log_dir[] = "/tmp/outbox-chaos-logs.XXXXXX";
   if (mkdtemp(log_dir) == nullptr) Die("mkdtemp");
   Say(absl::StrCat("publisher logs in ", log_dir));
-  Publishers publishers(*pg, mock->bootstrap(), log_dir, o.in_flight_requests,
-                        o.exactly_once);
+  std::vector<std::string> publisher_args;
+  if (o.in_flight_requests > 0) {
+    publisher_args.insert(publisher_args.end(),
+                          {"-X", absl::StrCat("max.in.flight.requests.per.connection=",
+                                              o.in_flight_requests)});
+  }
+  if (o.exactly_once) {
+    publisher_args.insert(publisher_args.end(), {"--delivery", "exactly-once",
+                                                 "--checkpoint-topic", kCheckpointTopic});
+  }
+  if (o.writer != Options::WriterMode::kTable) {
+    publisher_args.insert(publisher_args.end(), {"--message-prefix", "outbox"});
+  }
+  Publishers publishers(*pg, mock->bootstrap(), log_dir, publisher_args);
   publishers.EnsurePrimary();
   if (!WaitFor(
           [&] {
@@ -521,7 +591,8 @@ int Main(int argc, char** argv) {
         return v.ok() && *cdc::Lsn::Parse(*v) >= end;
       },
       absl::Minutes(5));
-  auto committed = Must(pg->Exec("SELECT id, aggregate_id, seq, xmin::text FROM outbox"),
+  auto committed = Must(pg->Exec(absl::StrCat("SELECT id, aggregate_id, seq, xmin::text FROM ",
+                                              history_table)),
                         "read history");
   WaitFor(
       [&] {
