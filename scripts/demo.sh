@@ -50,7 +50,7 @@ metrics_port=$("$root/tests/harness/pg_cluster.sh" free-port)
 say "Running outbox-publisher (metrics on 127.0.0.1:$metrics_port)"
 "$build/outbox-publisher" --pg "$pg" \
   --brokers "$brokers" --log-format text --status-interval 1s --stats-interval 5s \
-  --metrics-port "$metrics_port" --slot-check-interval 1s \
+  --metrics-port "$metrics_port" --slot-check-interval 1s --message-prefix outbox \
   2>"$work/publisher.log" &
 publisher_pid=$!
 for _ in $(seq 1 100); do grep -q ' streaming ' "$work/publisher.log" && break; sleep 0.1; done
@@ -82,8 +82,19 @@ ROLLBACK;
 SQL
 psql -Atc "SELECT count(*) || ' row(s) left in outbox' FROM outbox"
 
+say "The same without a table: outbox_emit() (--message-prefix outbox), WAL only"
+psql -q -At <<'SQL'
+BEGIN;
+UPDATE orders SET total = 38 WHERE id = 'o-1';
+SELECT 'emitted event ' || outbox_emit('order', 'o-1', 'OrderDiscounted',
+                                       '{"order": "o-1", "total": 38}',
+                                       '{"trace_id": "t-101"}');
+COMMIT;
+SQL
+psql -Atc "SELECT count(*) || ' row(s) in outbox, as before: the event added none' FROM outbox"
+
 say "Consuming outbox.event.order from Kafka"
-kcat -b "$brokers" -C -t outbox.event.order -o beginning -c 3 -e -q -m 30 \
+kcat -b "$brokers" -C -t outbox.event.order -o beginning -c 4 -e -q -m 30 \
   -f 'partition %p offset %o key=%k headers=%h\n' | tee "$work/consumed.txt"
 
 say "Decoding each value (protoc --decode outbox.v1.Envelope)"
