@@ -11,7 +11,9 @@
 // peak RSS (VmHWM). Then a steady-state run: single-row transactions at a fixed
 // rate, commit-to-consumer latency measured by a consumer on the same machine.
 // Workloads and the steady state run in both delivery modes (exactly-once: Kafka
-// transactions of --transaction-interval, default 100 ms).
+// transactions of --transaction-interval, default 100 ms). Last, the outbox table
+// against transactional messages: WAL bytes per event, the writer's commits per
+// second and the publisher's throughput, at 1 and 10 events per transaction.
 //
 //   outbox-bench [--quick] [--steady-only] [--only WORKLOAD] [--markdown FILE]
 //                [-- publisher flags ...]
@@ -210,6 +212,60 @@ class Bench {
       below = count;
     }
     return lower * 1000;
+  }
+
+  // An outbox table against transactional messages (--message-prefix): what each
+  // costs the database, and the publisher's throughput for each.
+  struct CarrierResult {
+    std::string name;
+    int64_t events = 0;
+    double wal_bytes_per_event = 0, writer_tx_s = 0, writer_events_s = 0;
+    double publisher_events_s = 0, cpu_us_per_event = 0;
+  };
+  CarrierResult Carrier(bool messages, int64_t events, int64_t per_tx) {
+    CarrierResult c;
+    c.name = absl::StrCat(messages ? "message" : "table", ", ", per_tx, " event(s)/tx");
+    c.events = events;
+    std::cerr << "bench: " << c.name << ": writing " << events << " events" << std::endl;
+    auto pg = Must(PgCluster::Start({"max_wal_size=4GB", "checkpoint_timeout=30min"}),
+                   "start PostgreSQL");
+    auto sql = Must(pg->Connect(), "connect");
+    Must(sql->Exec(Schema()), "schema");
+    Must(sql->Exec("SELECT pg_create_logical_replication_slot('outbox_publisher', "
+                   "'pgoutput')"),
+         "create slot");
+    // The same event either way: outbox_emit()'s JSON content, or its columns.
+    std::string write =
+        messages ? "PERFORM pg_logical_emit_message(true, 'outbox', jsonb_build_object("
+                   "'id', 'r' || g, 'aggregate_type', 'bench', 'aggregate_id', "
+                   "'a' || (g % 1000), 'event_type', 'E', 'payload', "
+                   "jsonb_build_object('pad', repeat('x', 88)))::text) "
+                   "FROM generate_series(n, n + per_tx - 1) g;"
+                 : "INSERT INTO outbox (id, aggregate_type, aggregate_id, event_type, "
+                   "payload) SELECT 'r' || g, 'bench', 'a' || (g % 1000), 'E', "
+                   "jsonb_build_object('pad', repeat('x', 88)) "
+                   "FROM generate_series(n, n + per_tx - 1) g;";
+    Must(sql->Exec("SET synchronous_commit = off"), "set");
+    std::string before = Must(sql->Value("SELECT pg_current_wal_insert_lsn()::text"), "lsn");
+    absl::Time start = absl::Now();
+    Must(sql->Exec(absl::StrCat("DO $$ DECLARE n bigint := 0; per_tx bigint := ", per_tx,
+                                "; BEGIN WHILE n < ", events, " LOOP ", write,
+                                " n := n + per_tx; COMMIT; END LOOP; END $$")),
+         "write");
+    double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+    std::string end = Must(sql->Value("SELECT pg_current_wal_insert_lsn()::text"), "lsn");
+    uint64_t wal = Must(cdc::Lsn::Parse(end), "lsn").value() -
+                   Must(cdc::Lsn::Parse(before), "lsn").value();
+    c.wal_bytes_per_event = static_cast<double>(wal) / events;
+    c.writer_events_s = events / seconds;
+    c.writer_tx_s = c.writer_events_s / per_tx;
+    Result r{Workload{c.name, events, per_tx, 100,
+                      messages ? std::vector<std::string>{"--message-prefix", "outbox"}
+                               : std::vector<std::string>{}}};
+    RunPublisher(*pg, *sql, end, &r);
+    c.publisher_events_s = r.publisher_rows_s;
+    c.cpu_us_per_event = r.cpu_us_per_row;
+    return c;
   }
 
   // Single-row transactions at `rate` per second for `duration`.
@@ -412,6 +468,23 @@ std::string SteadyLine(const char* mode, const Bench::Latency& steady, int stead
       steady.ack_p50_ms, steady.ack_p99_ms);
 }
 
+std::string CarrierTable(const std::vector<Bench::CarrierResult>& carriers) {
+  if (carriers.empty()) return "";
+  std::ostringstream out;
+  out << "\nOutbox table against transactional messages (--message-prefix), the same "
+         "~100-byte event, written by one DO loop with synchronous_commit=off:\n\n"
+         "| carrier | events | WAL bytes/event | writer commits/s | writer events/s | "
+         "outbox-publisher events/s | publisher CPU µs/event |\n"
+         "|---|---|---|---|---|---|---|\n";
+  for (const Bench::CarrierResult& c : carriers) {
+    out << absl::StrFormat("| %s | %d | %.0f | %.1fk | %.1fk | %.1fk | %.2f |\n", c.name,
+                           c.events, c.wal_bytes_per_event, c.writer_tx_s / 1000,
+                           c.writer_events_s / 1000, c.publisher_events_s / 1000,
+                           c.cpu_us_per_event);
+  }
+  return out.str();
+}
+
 std::string Table(const std::vector<Result>& results, const Bench::Latency& steady,
                   const Bench::Latency& steady_eo, int steady_rate) {
   std::ostringstream out;
@@ -487,7 +560,18 @@ int Main(int argc, char** argv) {
     steady = bench.SteadyState(rate, steady_for);
   if (only.empty() || std::string("steady state, exactly-once").find(only) != std::string::npos)
     steady_eo = bench.SteadyState(rate, steady_for, kExactlyOnce);
-  std::string table = Table(results, steady, steady_eo, rate);
+  std::vector<Bench::CarrierResult> carriers;
+  if (!steady_only) {
+    for (int64_t per_tx : {1, 10}) {
+      for (bool messages : {false, true}) {
+        std::string name =
+            absl::StrCat(messages ? "message" : "table", ", ", per_tx, " event(s)/tx");
+        if (only.empty() || name.find(only) != std::string::npos)
+          carriers.push_back(bench.Carrier(messages, backlog, per_tx));
+      }
+    }
+  }
+  std::string table = Table(results, steady, steady_eo, rate) + CarrierTable(carriers);
   std::cout << table;
   if (!markdown.empty()) {
     std::ofstream out(markdown);
