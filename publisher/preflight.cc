@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "publisher/mapper.h"
+#include "publisher/message_events.h"
 
 namespace publisher {
 namespace {
@@ -170,6 +171,22 @@ void JudgeSlot(const Config& config, const PgFindings& pg, const std::string& da
   out->push_back(Ok(what, detail));
 }
 
+// --message-prefix: the server streams messages (PostgreSQL 14+), and the topic
+// template fits events without a table.
+void JudgeMessages(const Config& config, int version_num, std::vector<CheckLine>* out) {
+  const char* what = "events without a table";
+  if (version_num < 140000) {
+    out->push_back(Fail(what, "--message-prefix needs PostgreSQL 14 or later (pgoutput's "
+                              "messages option): upgrade, or use the outbox table"));
+    return;
+  }
+  absl::Status bound = MessageEvents::Bind(config.columns, config.topic).status();
+  out->push_back(bound.ok() ? Ok(what, absl::StrCat("transactional messages with prefix \"",
+                                                    config.message_prefix,
+                                                    "\" are published (outbox_emit())"))
+                            : Fail(what, std::string(bound.message())));
+}
+
 }  // namespace
 
 std::string FormatCheckLine(const CheckLine& line) {
@@ -211,6 +228,7 @@ std::vector<CheckLine> JudgePostgres(const Config& config, const PgFindings& pg)
                                           absl::UnknownError("not read")),
                pg.server->role, &out);
   }
+  if (!config.message_prefix.empty()) JudgeMessages(config, pg.server->version_num, &out);
   JudgePublication(config, pg, tables, &out);
   JudgeSlot(config, pg, pg.server->database, &out);
   return out;

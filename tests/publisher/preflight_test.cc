@@ -273,5 +273,18 @@ TEST_F(PreflightTest, CheckpointTopicInExactlyOnceMode) {
   EXPECT_THAT(checkpoint_lines()[0].detail, HasSubstr("must be compacted"));
 }
 
+TEST_F(PreflightTest, EventsWithoutATable) {
+  for (const CheckLine& l : All()) EXPECT_NE(l.what, "events without a table");
+  config_.message_prefix = "outbox";
+  EXPECT_TRUE(Line("events without a table").ok);
+  EXPECT_THAT(Line("events without a table").detail, HasSubstr("prefix \"outbox\""));
+  config_.topic = "events.{tenant}";  // Messages have no such field.
+  config_.tables.clear();
+  EXPECT_FALSE(Line("events without a table").ok);
+  config_.topic = "outbox.event.{aggregate_type}";
+  pg_.server->version_num = 130010;
+  ExpectOnlyFailure("events without a table", "PostgreSQL 14 or later", "upgrade");
+}
+
 }  // namespace
 }  // namespace publisher
