@@ -64,6 +64,11 @@ void Metrics::CountReconnect() {
   ++reconnects_;
 }
 
+void Metrics::CountKafkaTransaction(bool committed) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++(committed ? kafka_committed_ : kafka_aborted_);
+}
+
 void Metrics::SetNotStreamingReason(std::string reason) {
   std::lock_guard<std::mutex> lock(mu_);
   not_streaming_reason_ = std::move(reason);
@@ -122,6 +127,12 @@ std::string Metrics::RenderPrometheus(absl::Time now) const {
          "producer sessions ended to rewind to the slot (unproven deliveries)", r.rewinds);
   Family(&out, "reconnects_total", "counter",
          "replication sessions restarted after a lost connection", reconnects_);
+  absl::StrAppend(&out, "# HELP ", kPrefix,
+                  "kafka_transactions_total Kafka transactions of --delivery=exactly-once "
+                  "by outcome\n# TYPE ", kPrefix, "kafka_transactions_total counter\n",
+                  kPrefix, "kafka_transactions_total{outcome=\"committed\"} ",
+                  kafka_committed_, "\n", kPrefix,
+                  "kafka_transactions_total{outcome=\"aborted\"} ", kafka_aborted_, "\n");
   absl::StrAppend(&out, "# HELP ", kPrefix, "errors_total permanent failures by kind\n",
                   "# TYPE ", kPrefix, "errors_total counter\n");
   for (int k = 0; k < kErrorKinds; ++k) {

@@ -85,6 +85,8 @@ class Metrics {
 
   void PublishRelay(const RelaySnapshot& snapshot);
   void CountReconnect();
+  // A Kafka transaction of --delivery=exactly-once committed, or was aborted.
+  void CountKafkaTransaction(bool committed);
   // Why the publisher is not streaming ("" once it streams again).
   void SetNotStreamingReason(std::string reason);
   void SetSlotRetainedBytes(std::optional<int64_t> bytes);
@@ -100,6 +102,7 @@ class Metrics {
   std::vector<std::pair<std::string, std::string>> info_;
   RelaySnapshot relay_;
   uint64_t reconnects_ = 0;
+  uint64_t kafka_committed_ = 0, kafka_aborted_ = 0;
   std::string not_streaming_reason_ = "starting";
   std::optional<int64_t> slot_retained_bytes_;
 };

@@ -78,7 +78,7 @@ void TransactionalSink::Commit() {
     Fail(s, /*abort=*/true);
     return;
   }
-  ++stats_.committed;
+  Count(true);
   logger_.Debug("Kafka transaction committed",
                 {{"records", static_cast<uint64_t>(open_messages_)},
                  {"checkpoint_lsn", boundary_->end_lsn.ToString()},
@@ -103,7 +103,7 @@ void TransactionalSink::Fail(const absl::Status& why, bool abort) {
     absl::Status aborted = log_->Abort(options_.commit_timeout);
     if (absl::IsAborted(aborted)) cause = aborted;
   }
-  if (policy_.open()) ++stats_.aborted;
+  if (policy_.open()) Count(false);
   size_t dropped = open_messages_;
   Discard();
   if (absl::IsAborted(cause)) {
@@ -114,6 +114,11 @@ void TransactionalSink::Fail(const absl::Status& why, bool abort) {
       "the Kafka transaction failed and was aborted (", dropped,
       " record(s) in it): ", cause.message(),
       "; recreating the producer and rewinding to the last committed checkpoint"));
+}
+
+void TransactionalSink::Count(bool committed) {
+  ++(committed ? stats_.committed : stats_.aborted);
+  if (metrics_ != nullptr) metrics_->CountKafkaTransaction(committed);
 }
 
 void TransactionalSink::Discard() {
@@ -158,7 +163,7 @@ void TransactionalSink::EndRun() {
     Fail(s, /*abort=*/false);  // The producer's state is unknown: recreate it.
     return;
   }
-  ++stats_.aborted;
+  Count(false);
   Discard();
 }
 

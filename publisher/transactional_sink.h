@@ -29,6 +29,7 @@
 
 #include "publisher/checkpoint.h"
 #include "publisher/log.h"
+#include "publisher/metrics.h"
 #include "publisher/sink.h"
 #include "publisher/transaction_log.h"
 
@@ -71,6 +72,8 @@ class TransactionalSink : public Sink {
   absl::Status failure() const override { return failure_; }
 
   const TransactionStats& stats() const { return stats_; }
+  // Where commits and aborts are also counted; not owned, may be null.
+  void set_metrics(Metrics* metrics) { metrics_ = metrics; }
 
  private:
   // Messages of one PostgreSQL transaction (and whether they are dead letters),
@@ -86,6 +89,8 @@ class TransactionalSink : public Sink {
   // and `due`.
   void MaybeCommit(bool due);
   void Commit();
+  // Counts a Kafka transaction's outcome in stats_ and metrics_.
+  void Count(bool committed);
   // The Kafka transaction (or the producer) failed with `why`: abort it (when
   // `abort`), drop what it held, and set failure_.
   void Fail(const absl::Status& why, bool abort);
@@ -106,6 +111,7 @@ class TransactionalSink : public Sink {
   size_t ready_messages_ = 0;
   absl::Status failure_;
   TransactionStats stats_;
+  Metrics* metrics_ = nullptr;
 };
 
 }  // namespace publisher

@@ -53,7 +53,8 @@ absl::StatusOr<std::unique_ptr<Sink>> TransactionalSinkFactory::Create(bool firs
     // there (or made). The transactional producer itself is made once the slot is
     // held (null here): initializing it fences every other instance of the id, so
     // a standby must not.
-    absl::StatusOr<std::unique_ptr<Sink>> probe = KafkaSinkFactory(config_, log_).Create(true);
+    absl::StatusOr<std::unique_ptr<Sink>> probe =
+        KafkaSinkFactory(config_, log_).Create(true);
     if (!probe.ok()) return probe.status();
     absl::StatusOr<std::optional<Checkpoint>> latest = ReadLatest(config_, log_, id);
     if (!latest.ok()) return latest.status();
@@ -85,8 +86,10 @@ absl::StatusOr<std::unique_ptr<Sink>> TransactionalSinkFactory::Create(bool firs
   options.interval = config_.transaction_interval;
   options.max_messages = config_.max_in_flight;
   options.max_bytes = config_.max_in_flight_bytes;
-  return std::unique_ptr<Sink>(
-      new TransactionalSink(std::move(*txn), *latest, options, log_));
+  auto sink =
+      std::make_unique<TransactionalSink>(std::move(*txn), *latest, options, log_);
+  sink->set_metrics(metrics_);
+  return std::unique_ptr<Sink>(std::move(sink));
 }
 
 }  // namespace publisher

@@ -11,6 +11,7 @@
 
 #include "publisher/config.h"
 #include "publisher/log.h"
+#include "publisher/metrics.h"
 #include "publisher/supervisor.h"
 
 namespace publisher {
@@ -18,8 +19,9 @@ namespace publisher {
 class TransactionalSinkFactory : public SinkFactory {
  public:
   // `config` and `log` must outlive the factory.
-  TransactionalSinkFactory(const Config& config, Logger& log)
-      : config_(config), log_(log) {}
+  // `metrics` (may be null) counts Kafka transactions; it must outlive the factory.
+  TransactionalSinkFactory(const Config& config, Logger& log, Metrics* metrics = nullptr)
+      : config_(config), log_(log), metrics_(metrics) {}
   // kUnavailable while the brokers do not answer (the supervisor retries a rewind's);
   // kFailedPrecondition when fenced or the checkpoint topic is missing and may not be
   // created; kDataLoss when the latest checkpoint cannot be read.
@@ -28,6 +30,7 @@ class TransactionalSinkFactory : public SinkFactory {
  private:
   const Config& config_;
   Logger& log_;
+  Metrics* metrics_;
 };
 
 }  // namespace publisher

@@ -235,6 +235,19 @@ TEST_F(TransactionalSinkTest, AFailedCommitAbortsAndAsksForARewind) {
   EXPECT_EQ(sink_->stats().aborted, 1u);
 }
 
+TEST_F(TransactionalSinkTest, CommitsAndAbortsAreCountedInMetrics) {
+  Metrics metrics;
+  sink_->set_metrics(&metrics);
+  Produce("a", 0);
+  sink_->TransactionCommitted(Boundary(0x110));
+  sink_->EndRun();  // Commits.
+  Produce("b", 1);
+  sink_->EndRun();  // Inside a transaction: aborts.
+  std::string text = metrics.RenderPrometheus(clock_.Now());
+  EXPECT_THAT(text, HasSubstr("kafka_transactions_total{outcome=\"committed\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("kafka_transactions_total{outcome=\"aborted\"} 1\n"));
+}
+
 TEST_F(TransactionalSinkTest, AFencedProducerStops) {
   log_->commit_results = {absl::AbortedError("fenced by a newer instance")};
   Produce("a", 0);
