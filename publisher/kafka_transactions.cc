@@ -3,6 +3,7 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <limits>
 #include <random>
 
 #include "absl/strings/str_cat.h"
@@ -43,6 +44,17 @@ absl::StatusOr<std::unique_ptr<KafkaTransactions>> KafkaTransactions::Create(
   properties.insert(properties.end(), {{"transactional.id", t->transactional_id_},
                                        {"transaction.timeout.ms", "60000"},
                                        {"message.timeout.ms", "55000"}});
+  // Inside a PostgreSQL transaction larger than the in-flight limits the relay
+  // keeps reading (TransactionalSink), so this queue is what bounds memory there:
+  // the in-flight limits themselves, plus the checkpoint. (A rewind destroys this
+  // producer, so no earlier session's records share the queue.)
+  properties.insert(properties.end(),
+                    {{"queue.buffering.max.messages",
+                      std::to_string(std::min<int64_t>(config.max_in_flight + 1,
+                                                       std::numeric_limits<int32_t>::max()))},
+                     {"queue.buffering.max.kbytes",
+                      std::to_string(std::min<int64_t>(config.max_in_flight_bytes / 1024 + 1024,
+                                                       std::numeric_limits<int32_t>::max()))}});
   absl::StatusOr<rd_kafka_conf_t*> conf =
       NewProducerConf(std::move(properties), config.kafka_properties);
   if (!conf.ok()) return conf.status();
