@@ -13,8 +13,9 @@ namespace publisher {
 
 // Creates `topic` with one partition, the cluster's default replication factor
 // and cleanup.policy=compact. OK when it exists already; kUnimplemented when the
-// cluster does not offer CreateTopics (librdkafka's mock cluster); kUnavailable
-// or the broker's refusal otherwise.
+// cluster says it does not offer CreateTopics; kUnavailable when no answer comes
+// by `timeout` (librdkafka's mock cluster never answers it); else the broker's
+// refusal.
 [[nodiscard]] absl::Status CreateCompactedTopic(const Config& config,
                                                 const std::string& topic,
                                                 absl::Duration timeout);

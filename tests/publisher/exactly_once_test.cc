@@ -267,6 +267,32 @@ TEST_F(ExactlyOnceTest, AStandbyMakesNoTransactionalProducerUntilItTakesOver) {
   EXPECT_EQ(standby->Wait(absl::Seconds(60)), 0) << standby->Log();
 }
 
+TEST_F(ExactlyOnceTest, AMissingCheckpointTopicIsMadeByTheFirstCheckpoint) {
+  // mock-kafka has no CreateTopics: the publisher says so, and the first
+  // checkpoint creates the topic (auto-creation); a restart then resumes after it.
+  const std::vector<std::string> args = {"--delivery", "exactly-once", "--checkpoint-topic",
+                                         "fresh.checkpoints"};
+  log_path_ = absl::StrCat(cluster_->dir(), "/fresh-1.log");
+  publisher_ = StartPublisher(args);
+  EXPECT_TRUE(WaitFor([&] { return absl::StrContains(publisher_->Log(), "exactly-once: "); },
+                      absl::Seconds(60)));
+  EXPECT_THAT(publisher_->Log(), HasSubstr("cannot create the checkpoint topic"));
+  Write(10);
+  ASSERT_TRUE(WaitFor([&] { return Confirmed() >= WalInsert(); }, absl::Seconds(60)))
+      << publisher_->Log();
+  publisher_->Signal(SIGTERM);
+  ASSERT_EQ(publisher_->Wait(absl::Seconds(60)), 0) << publisher_->Log();
+  log_path_ = absl::StrCat(cluster_->dir(), "/fresh-2.log");
+  publisher_ = StartPublisher(args);
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return absl::StrContains(publisher_->Log(),
+                                 "exactly-once: resuming after the latest committed");
+      },
+      absl::Seconds(60)))
+      << publisher_->Log();
+}
+
 TEST_F(ExactlyOnceTest, AMissingCheckpointTopicThatMayNotBeCreatedStopsAtStart) {
   std::vector<std::string> argv = {testing_harness::BuildPath("outbox-publisher"),
                                    "--pg",
