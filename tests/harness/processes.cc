@@ -2,12 +2,11 @@
 #include "tests/harness/processes.h"
 
 #include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-
 #include <fcntl.h>
 #include <librdkafka/rdkafka.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -262,6 +261,31 @@ std::vector<ConsumedRecord> Consumer::Records() {
 size_t Consumer::Count() {
   std::lock_guard<std::mutex> lock(mu_);
   return records_.size();
+}
+
+absl::Status ProduceAll(const std::string& bootstrap, const std::string& topic,
+                        const std::vector<std::pair<std::string, std::string>>& records) {
+  char err[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), err, sizeof(err));
+  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
+  if (rk == nullptr) return absl::InternalError(err);
+  absl::Status status;
+  for (const auto& [key, value] : records) {
+    rd_kafka_resp_err_t e = rd_kafka_producev(
+        rk, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_KEY(key.data(), key.size()),
+        RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
+        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+    if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      status = absl::InternalError(absl::StrCat("produce: ", rd_kafka_err2str(e)));
+      break;
+    }
+  }
+  rd_kafka_resp_err_t flushed = rd_kafka_flush(rk, 30000);
+  if (status.ok() && flushed != RD_KAFKA_RESP_ERR_NO_ERROR)
+    status = absl::InternalError(absl::StrCat("flush: ", rd_kafka_err2str(flushed)));
+  rd_kafka_destroy(rk);
+  return status;
 }
 
 }  // namespace testing_harness

@@ -98,6 +98,10 @@ class Consumer {
   std::vector<ConsumedRecord> records_;
 };
 
+// Produces (key, value) records to `topic` and waits until every one is stored.
+absl::Status ProduceAll(const std::string& bootstrap, const std::string& topic,
+                        const std::vector<std::pair<std::string, std::string>>& records);
+
 }  // namespace testing_harness
 
 #endif  // TESTS_HARNESS_PROCESSES_H_

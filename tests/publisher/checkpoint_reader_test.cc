@@ -20,25 +20,6 @@ using ::testing::HasSubstr;
 
 const absl::Time kT = absl::FromUnixSeconds(1'800'000'000);
 
-// Produces (key, value) records to `topic` and waits until all are stored.
-void Write(const std::string& bootstrap, const std::string& topic,
-           const std::vector<std::pair<std::string, std::string>>& records) {
-  char err[512];
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), err, sizeof(err));
-  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
-  ASSERT_NE(rk, nullptr) << err;
-  for (const auto& [key, value] : records) {
-    ASSERT_EQ(rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic.c_str()),
-                                RD_KAFKA_V_KEY(key.data(), key.size()),
-                                RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
-                                RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END),
-              RD_KAFKA_RESP_ERR_NO_ERROR);
-  }
-  EXPECT_EQ(rd_kafka_flush(rk, 30000), RD_KAFKA_RESP_ERR_NO_ERROR);
-  rd_kafka_destroy(rk);
-}
-
 TEST(CheckpointReaderTest, ReadsEveryPartitionToItsEnd) {
   auto mock = ValueOrDie(MockKafka::Start(1));
   ASSERT_EQ(mock->Command("topic outbox.checkpoints 3"), "ok");
@@ -57,7 +38,7 @@ TEST(CheckpointReaderTest, ReadsEveryPartitionToItsEnd) {
     records.emplace_back(absl::StrCat("other-", i % 7),
                          EncodeCheckpoint({Lsn(i), 1, kT}, absl::StrCat("other-", i % 7), kT));
   }
-  Write(mock->bootstrap(), "outbox.checkpoints", records);
+  ASSERT_TRUE(testing_harness::ProduceAll(mock->bootstrap(), "outbox.checkpoints", records).ok());
   auto read = ReadCheckpointTopic(config, "outbox.checkpoints", absl::Seconds(30));
   ASSERT_TRUE(read.ok()) << read.status();
   EXPECT_EQ(read->size(), records.size());

@@ -109,21 +109,9 @@ class ExactlyOnceTest : public PublisherTest {
 
   // Writes `value` to the checkpoint topic under the default transactional id.
   void ProduceCheckpoint(const std::string& value) {
-    char err[512];
-    rd_kafka_conf_t* conf = rd_kafka_conf_new();
-    rd_kafka_conf_set(conf, "bootstrap.servers", mock_->bootstrap().c_str(), err,
-                      sizeof(err));
-    rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
-    ASSERT_NE(rk, nullptr) << err;
-    const std::string key = "outbox-publisher.outbox_publisher";
-    ASSERT_EQ(
-        rd_kafka_producev(rk, RD_KAFKA_V_TOPIC("outbox.checkpoints"),
-                          RD_KAFKA_V_KEY(key.data(), key.size()),
-                          RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
-                          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END),
-        RD_KAFKA_RESP_ERR_NO_ERROR);
-    EXPECT_EQ(rd_kafka_flush(rk, 30000), RD_KAFKA_RESP_ERR_NO_ERROR);
-    rd_kafka_destroy(rk);
+    ASSERT_TRUE(testing_harness::ProduceAll(mock_->bootstrap(), "outbox.checkpoints",
+                                            {{"outbox-publisher.outbox_publisher", value}})
+                    .ok());
   }
 
   int next_ = 0;
