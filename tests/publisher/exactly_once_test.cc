@@ -222,16 +222,7 @@ TEST_F(ExactlyOnceTest, AStandbyMakesNoTransactionalProducerUntilItTakesOver) {
   // Initializing a transactional producer fences every other instance of its id: a
   // standby that did so at start would stop the active publisher on a real broker.
   publisher_ = Start();
-  std::vector<std::string> argv = {testing_harness::BuildPath("outbox-publisher"),
-                                   "--pg",
-                                   cluster_->conninfo(),
-                                   "--brokers",
-                                   mock_->bootstrap(),
-                                   "--table",
-                                   "outbox,outbox_bin",
-                                   "--status-interval",
-                                   "500ms"};
-  argv.insert(argv.end(), kExactlyOnce.begin(), kExactlyOnce.end());
+  std::vector<std::string> argv = PublisherArgv(kExactlyOnce);
   auto standby =
       ValueOrDie(Process::Start(argv, absl::StrCat(cluster_->dir(), "/standby.log")));
   ASSERT_TRUE(WaitFor([&] { return absl::StrContains(standby->Log(), "standing by"); },
@@ -282,14 +273,8 @@ TEST_F(ExactlyOnceTest, AMissingCheckpointTopicIsMadeByTheFirstCheckpoint) {
 }
 
 TEST_F(ExactlyOnceTest, AMissingCheckpointTopicThatMayNotBeCreatedStopsAtStart) {
-  std::vector<std::string> argv = {testing_harness::BuildPath("outbox-publisher"),
-                                   "--pg",
-                                   cluster_->conninfo(),
-                                   "--brokers",
-                                   mock_->bootstrap(),
-                                   "--create=false",
-                                   "--checkpoint-topic",
-                                   "no.such.topic"};
+  std::vector<std::string> argv =
+      PublisherArgv({"--create=false", "--checkpoint-topic", "no.such.topic"});
   argv.insert(argv.end(), kExactlyOnce.begin(), kExactlyOnce.end());
   auto p =
       ValueOrDie(Process::Start(argv, absl::StrCat(cluster_->dir(), "/missing.log")));

@@ -60,7 +60,8 @@ class PublisherTest : public ::testing::Test {
     }
   }
 
-  std::unique_ptr<Process> StartPublisher(std::vector<std::string> extra = {}) {
+  // The publisher's command line in these tests, with `extra` flags at the end.
+  std::vector<std::string> PublisherArgv(const std::vector<std::string>& extra = {}) {
     std::vector<std::string> argv = {testing_harness::BuildPath("outbox-publisher"),
                                      "--pg",
                                      cluster_->conninfo(),
@@ -75,6 +76,11 @@ class PublisherTest : public ::testing::Test {
                                      "-X",
                                      "reconnect.backoff.max.ms=500"};
     argv.insert(argv.end(), extra.begin(), extra.end());
+    return argv;
+  }
+
+  std::unique_ptr<Process> StartPublisher(std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv = PublisherArgv(extra);
     auto p = ValueOrDie(Process::Start(argv, log_path_));
     EXPECT_TRUE(WaitFor(
         [&] {
