@@ -172,11 +172,7 @@ absl::Status Relay::OnInsert(const cdc::XLogData& frame,
     // Another table in the publication, or a change before its Relation message.
     return relations_.Find(insert.relation_oid).status();
   }
-  ++stats_.rows_seen;
-  if (transaction_.skipped) {
-    ++stats_.rows_skipped;
-    return absl::OkStatus();
-  }
+  if (CountEvent()) return absl::OkStatus();
   RowSource source{frame.data_start, transaction_.commit_lsn, transaction_.xid,
                    transaction_.commit_time, options_.database};
   const BoundRelation& bound = it->second;
@@ -200,11 +196,7 @@ absl::Status Relay::OnMessage(const cdc::pgoutput::Message& message) {
         {{"prefix", message.prefix}, {"lsn", message.lsn.ToString()}});
     return absl::OkStatus();
   }
-  ++stats_.rows_seen;
-  if (transaction_.skipped) {
-    ++stats_.rows_skipped;
-    return absl::OkStatus();
-  }
+  if (CountEvent()) return absl::OkStatus();
   RowSource source{message.lsn, transaction_.commit_lsn, transaction_.xid,
                    transaction_.commit_time, options_.database};
   return Publish(messages_->Map(message.content, source), [&] {
@@ -212,6 +204,13 @@ absl::Status Relay::OnMessage(const cdc::pgoutput::Message& message) {
     raw.value = MessageEvents::ContentAsJson(message.content);
     return raw;
   });
+}
+
+bool Relay::CountEvent() {
+  ++stats_.rows_seen;
+  if (!transaction_.skipped) return false;
+  ++stats_.rows_skipped;
+  return true;
 }
 
 absl::Status Relay::Publish(absl::StatusOr<OutboxRecord> record,

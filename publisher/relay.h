@@ -119,6 +119,9 @@ class Relay {
   absl::Status OnRelation(const cdc::pgoutput::Relation& relation);
   absl::Status OnInsert(const cdc::XLogData& frame, const cdc::pgoutput::Insert& insert);
   absl::Status OnMessage(const cdc::pgoutput::Message& message);
+  // Counts an outbox event (row or message) of the current transaction; true when
+  // the sink's checkpoint covers the transaction, so the event is skipped.
+  bool CountEvent();
   // An event of the current transaction, mapped (or not) from `at`: enqueued and
   // produced, or handled as a permanent failure with `raw` as its dead letter.
   absl::Status Publish(absl::StatusOr<OutboxRecord> record,
