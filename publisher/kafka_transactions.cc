@@ -17,13 +17,23 @@ int Ms(absl::Duration d) {
   return static_cast<int>(std::max<int64_t>(0, absl::ToInt64Milliseconds(d)));
 }
 
-void OnLog(const rd_kafka_t* rk, int level, const char* fac, const char* buf) {
-  static_cast<Logger*>(rd_kafka_opaque(rk))
-      ->Log(FromSyslog(level), buf,
-            {{"component", std::string("librdkafka")}, {"facility", std::string(fac)}});
+}  // namespace
+
+void KafkaTransactions::OnLog(const rd_kafka_t* rk, int level, const char* fac,
+                              const char* buf) {
+  static_cast<KafkaTransactions*>(rd_kafka_opaque(rk))
+      ->log_.Log(FromSyslog(level), buf,
+                 {{"component", std::string("librdkafka")}, {"facility", std::string(fac)}});
 }
 
-}  // namespace
+void KafkaTransactions::OnDeliveryReport(rd_kafka_t*, const rd_kafka_message_t* m,
+                                         void* opaque) {
+  // The message's opaque is the generation of the transaction it was queued in.
+  static_cast<KafkaTransactions*>(opaque)->proof_.Report(
+      reinterpret_cast<uintptr_t>(m->_private),
+      DeliveryReportStatus(m->err, m->offset, rd_kafka_message_status(m),
+                           rd_kafka_topic_name(m->rkt), m->partition));
+}
 
 KafkaTransactions::KafkaTransactions(Logger& log, std::string id, std::string topic)
     : log_(log),
@@ -58,8 +68,9 @@ absl::StatusOr<std::unique_ptr<KafkaTransactions>> KafkaTransactions::Create(
   absl::StatusOr<rd_kafka_conf_t*> conf =
       NewProducerConf(std::move(properties), config.kafka_properties);
   if (!conf.ok()) return conf.status();
-  rd_kafka_conf_set_opaque(*conf, &log);
-  rd_kafka_conf_set_log_cb(*conf, &OnLog);
+  rd_kafka_conf_set_opaque(*conf, t.get());
+  rd_kafka_conf_set_log_cb(*conf, &KafkaTransactions::OnLog);
+  rd_kafka_conf_set_dr_msg_cb(*conf, &KafkaTransactions::OnDeliveryReport);
   char err[512];
   t->rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, *conf, err, sizeof(err));
   if (t->rk_ == nullptr) {
@@ -116,12 +127,21 @@ absl::Status KafkaTransactions::Init(absl::Duration timeout) {
 absl::Status KafkaTransactions::Begin() {
   transaction_header_ = {kKafkaTransactionHeader,
                          absl::StrCat(instance_, ".", ++sequence_)};
+  proof_.Begin();
   return FromError(rd_kafka_begin_transaction(rk_), "beginning a Kafka transaction");
 }
 
-absl::Status KafkaTransactions::Produce(const OutboxRecord& r) {
-  // No delivery reports: Commit says it all.
-  absl::Status s = ProduceRecord(rk_, r, nullptr, &transaction_header_);
+absl::Status KafkaTransactions::Produce(const OutboxRecord& r) { return Queue(r); }
+
+absl::Status KafkaTransactions::Queue(const OutboxRecord& r) {
+  // Every record has a delivery report: a successful commit_transaction() is no
+  // proof that each was stored (transaction_proof.h).
+  absl::Status s = ProduceRecord(rk_, r, reinterpret_cast<void*>(proof_.generation()),
+                                 &transaction_header_);
+  if (s.ok()) {
+    proof_.Expect();
+    return s;
+  }
   if (!absl::IsAborted(s)) return s;
   char reason[512];
   int code = rd_kafka_fatal_error(rk_, reason, sizeof(reason));
@@ -130,26 +150,40 @@ absl::Status KafkaTransactions::Produce(const OutboxRecord& r) {
 
 void KafkaTransactions::Poll(absl::Duration timeout) { rd_kafka_poll(rk_, Ms(timeout)); }
 
-absl::Status KafkaTransactions::Commit(const Checkpoint& checkpoint, absl::Duration timeout) {
-  // Every record of the transaction is stored before its checkpoint is produced, so
-  // a stored checkpoint proves its records are stored even where no transaction
-  // marker hides an unfinished transaction (a read_uncommitted reader, librdkafka's
-  // mock cluster). A record that failed leaves the transaction abortable, and then
-  // producing the checkpoint fails. Costs one round trip per Kafka transaction.
-  absl::Time deadline = absl::Now() + timeout;
+absl::Status KafkaTransactions::FlushAndProve(absl::Duration timeout) {
+  // rd_kafka_flush serves the delivery reports (OnDeliveryReport) while it waits.
   if (rd_kafka_flush(rk_, Ms(timeout)) != RD_KAFKA_RESP_ERR_NO_ERROR) {
     return absl::DeadlineExceededError(absl::StrCat(
         "committing a Kafka transaction (transactional id ", transactional_id_, "): ",
         rd_kafka_outq_len(rk_), " record(s) not delivered within ",
         absl::FormatDuration(timeout)));
   }
+  absl::Status proven = proof_.Verdict();
+  if (!proven.ok()) {
+    return absl::UnavailableError(absl::StrCat("committing a Kafka transaction (transactional id ",
+                                               transactional_id_, "): ", proven.message()));
+  }
+  return proven;
+}
+
+absl::Status KafkaTransactions::Commit(const Checkpoint& checkpoint, absl::Duration timeout) {
+  // Every record of the transaction is proven stored before its checkpoint is
+  // produced, so a stored checkpoint proves its records are stored even where no
+  // transaction marker hides an unfinished transaction (a read_uncommitted reader,
+  // librdkafka's mock cluster). The checkpoint is proven too before the commit.
+  // Costs one round trip per Kafka transaction.
+  absl::Time deadline = absl::Now() + timeout;
+  absl::Status s = FlushAndProve(timeout);
+  if (!s.ok()) return s;
   OutboxRecord c;
   c.topic = checkpoint_topic_;
   c.key = transactional_id_;
   c.value = EncodeCheckpoint(checkpoint, transactional_id_, absl::Now(),
                              transaction_header_.second);
   c.timestamp_ms = absl::ToUnixMillis(absl::Now());
-  absl::Status s = Produce(c);
+  s = Queue(c);
+  if (!s.ok()) return s;
+  s = FlushAndProve(deadline - absl::Now());
   if (!s.ok()) return s;
   return FromError(rd_kafka_commit_transaction(rk_, Ms(deadline - absl::Now())),
                    "committing a Kafka transaction");

@@ -20,9 +20,11 @@
 #include "publisher/log.h"
 #include "publisher/mapper.h"
 #include "publisher/transaction_log.h"
+#include "publisher/transaction_proof.h"
 
 typedef struct rd_kafka_s rd_kafka_t;
 typedef struct rd_kafka_error_s rd_kafka_error_t;
+typedef struct rd_kafka_message_s rd_kafka_message_t;
 
 namespace publisher {
 
@@ -40,8 +42,10 @@ class KafkaTransactions : public TransactionLog {
   [[nodiscard]] absl::Status Init(absl::Duration timeout);
   absl::Status Begin() override;
   absl::Status Produce(const OutboxRecord& record) override;
-  // Produces the checkpoint record, then commits. Only after OK may the slot be
-  // confirmed up to checkpoint.end_lsn.
+  // Waits until every record is proven stored (a report with an offset), then
+  // produces the checkpoint record, proves it too, and commits. A record without
+  // proof fails the commit (kUnavailable): the caller aborts. Only after OK may the
+  // slot be confirmed up to checkpoint.end_lsn.
   absl::Status Commit(const Checkpoint& checkpoint, absl::Duration timeout) override;
   absl::Status Abort(absl::Duration timeout) override;
   void Poll(absl::Duration timeout) override;
@@ -54,6 +58,12 @@ class KafkaTransactions : public TransactionLog {
   absl::Status FromError(rd_kafka_error_t* error, absl::string_view what);
   // A fatal producer error: kAborted when it was fencing, else kInternal.
   absl::Status Fatal(int rd_kafka_resp_err, absl::string_view message);
+  // Queues `record` in the open transaction, expecting its delivery report.
+  absl::Status Queue(const OutboxRecord& record);
+  // Waits for every queued record's report; OK only if each proves storage.
+  absl::Status FlushAndProve(absl::Duration timeout);
+  static void OnDeliveryReport(rd_kafka_t* rk, const rd_kafka_message_t* m, void* opaque);
+  static void OnLog(const rd_kafka_t* rk, int level, const char* fac, const char* buf);
 
   Logger& log_;
   std::string transactional_id_;
@@ -63,6 +73,8 @@ class KafkaTransactions : public TransactionLog {
   std::string instance_;
   uint64_t sequence_ = 0;
   std::pair<std::string, std::string> transaction_header_;
+  // Which records of the open transaction the broker is proven to hold.
+  TransactionProof proof_;
   rd_kafka_t* rk_ = nullptr;
 };
 

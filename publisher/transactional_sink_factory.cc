@@ -26,20 +26,20 @@ absl::StatusOr<std::optional<Checkpoint>> ReadLatest(const Config& config, Logge
     }
     absl::Status created =
         CreateCompactedTopic(config, config.checkpoint_topic, kCreateTimeout);
-    // A cluster without CreateTopics (librdkafka's mock cluster) leaves the request
-    // unanswered: both fall back to the topic's auto-creation.
-    if (absl::IsUnimplemented(created) || absl::IsUnavailable(created) ||
-        absl::IsDeadlineExceeded(created)) {
-      // The first checkpoint creates it where the cluster auto-creates topics (not
-      // compacted: the README says how to fix that).
-      log.Warn(
-          "cannot create the checkpoint topic; the first checkpoint will create it "
-          "if the cluster auto-creates topics (create it compacted yourself)",
-          {{"topic", config.checkpoint_topic},
-           {"error", std::string(created.message())}});
-      return std::nullopt;
+    // No streaming without a place for checkpoints (issue 16). Streaming on and
+    // letting the first checkpoint auto-create the topic gave it the cluster's
+    // default policy (delete: the checkpoint vanishes after retention.ms, and the
+    // next start publishes again what consumers already have), and a cluster that
+    // cannot create a topic on request is no place to trust with the only record of
+    // what was committed.
+    if (!created.ok()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "exactly-once needs the checkpoint topic ", config.checkpoint_topic,
+          ", which does not exist and could not be created (", created.message(),
+          "): create it compacted with one partition (kafka-topics.sh --create --topic ",
+          config.checkpoint_topic,
+          " --partitions 1 --config cleanup.policy=compact), then start again"));
     }
-    if (!created.ok()) return created;
     log.Info("created the checkpoint topic (compacted, one partition)",
              {{"topic", config.checkpoint_topic}});
     return std::nullopt;  // Nothing was committed before.

@@ -25,6 +25,7 @@ namespace publisher {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 const std::vector<std::string> kExactlyOnce = {"--delivery", "exactly-once",
                                                "--transaction-interval", "50ms"};
@@ -246,30 +247,21 @@ TEST_F(ExactlyOnceTest, AStandbyMakesNoTransactionalProducerUntilItTakesOver) {
   EXPECT_EQ(standby->Wait(absl::Seconds(60)), 0) << standby->Log();
 }
 
-TEST_F(ExactlyOnceTest, AMissingCheckpointTopicIsMadeByTheFirstCheckpoint) {
-  // mock-kafka has no CreateTopics: the publisher says so, and the first
-  // checkpoint creates the topic (auto-creation); a restart then resumes after it.
-  const std::vector<std::string> args = {"--delivery", "exactly-once", "--checkpoint-topic",
-                                         "fresh.checkpoints"};
-  log_path_ = absl::StrCat(cluster_->dir(), "/fresh-1.log");
-  publisher_ = StartPublisher(args);
-  EXPECT_TRUE(WaitFor([&] { return absl::StrContains(publisher_->Log(), "exactly-once: "); },
-                      absl::Seconds(60)));
-  EXPECT_THAT(publisher_->Log(), HasSubstr("cannot create the checkpoint topic"));
-  Write(10);
-  ASSERT_TRUE(WaitFor([&] { return Confirmed() >= WalInsert(); }, absl::Seconds(60)))
-      << publisher_->Log();
-  publisher_->Signal(SIGTERM);
-  ASSERT_EQ(publisher_->Wait(absl::Seconds(60)), 0) << publisher_->Log();
-  log_path_ = absl::StrCat(cluster_->dir(), "/fresh-2.log");
-  publisher_ = StartPublisher(args);
-  EXPECT_TRUE(WaitFor(
-      [&] {
-        return absl::StrContains(publisher_->Log(),
-                                 "exactly-once: resuming after the latest committed");
-      },
-      absl::Seconds(60)))
-      << publisher_->Log();
+TEST_F(ExactlyOnceTest, AMissingCheckpointTopicThatCannotBeCreatedStopsAtStart) {
+  // mock-kafka never answers CreateTopics. Streaming on, with the first checkpoint
+  // auto-creating its topic, is how a fault run lost rows (issue 16): no streaming
+  // without a place for checkpoints. (On a real cluster the publisher creates the
+  // topic: real_kafka_test.cc.)
+  std::vector<std::string> argv = PublisherArgv({"--checkpoint-topic", "fresh.checkpoints"});
+  argv.insert(argv.end(), kExactlyOnce.begin(), kExactlyOnce.end());
+  auto p = ValueOrDie(Process::Start(argv, absl::StrCat(cluster_->dir(), "/fresh.log")));
+  EXPECT_EQ(p->Wait(absl::Seconds(60)), 2) << p->Log();
+  EXPECT_THAT(p->Log(),
+              HasSubstr("needs the checkpoint topic fresh.checkpoints, which does not exist "
+                        "and could not be created"));
+  EXPECT_THAT(p->Log(), Not(HasSubstr("\"msg\":\"streaming\"")));
+  EXPECT_TRUE(ValueOrDie(sql_->Exec("SELECT 1 FROM pg_replication_slots")).empty())
+      << "a failed start left a slot behind";
 }
 
 TEST_F(ExactlyOnceTest, AMissingCheckpointTopicThatMayNotBeCreatedStopsAtStart) {

@@ -4,6 +4,9 @@
 // is pinned down in mock_transactions_test.cc.)
 #include "publisher/kafka_transactions.h"
 
+#include <set>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -89,6 +92,68 @@ TEST(KafkaTransactionsTest, NoCheckpointIsStoredBeforeEveryRecordOfItsTransactio
   EXPECT_FALSE(committed.ok());
   auto read = ValueOrDie(ReadCheckpointTopic(config, "outbox.checkpoints", absl::Seconds(30)));
   EXPECT_TRUE(read.empty()) << "a checkpoint was stored without its record";
+}
+
+// Issue 16: after injected Produce errors, librdkafka can report a record of a
+// transaction delivered that no broker stored (no offset: an implicit or
+// duplicate-sequence acknowledgement), and the commit still succeeds. Every
+// transaction whose Commit returned OK must have all its records stored; one
+// that cannot prove it must fail instead (and is then aborted and produced again).
+TEST(KafkaTransactionsTest, ACommitNeverCoversARecordWithoutProofOfStorage) {
+  auto mock = ValueOrDie(MockKafka::Start(1));
+  ASSERT_EQ(mock->Command("topic outbox.event.order 8"), "ok");
+  ASSERT_EQ(mock->Command("topic outbox.checkpoints 1"), "ok");
+  Config config;
+  config.brokers = mock->bootstrap();
+  config.kafka_properties = {{"retry.backoff.ms", "5"},
+                             {"max.in.flight.requests.per.connection", "5"}};
+  Logger log(LogFormat::kJson, LogLevel::kError);
+  std::vector<std::vector<std::string>> committed;
+  int failed = 0;
+  std::unique_ptr<KafkaTransactions> txn;
+  for (int round = 0; round < 40; ++round) {
+    if (txn == nullptr) {
+      txn = ValueOrDie(KafkaTransactions::Create(config, log, "outbox-publisher.test",
+                                                 "outbox.checkpoints"));
+      ASSERT_TRUE(txn->Init(absl::Seconds(30)).ok());
+    }
+    if (round % 4 == 0) {
+      std::string errors = "errors Produce";
+      for (int i = 0; i < 20; ++i) errors += " NOT_LEADER_FOR_PARTITION";
+      errors += " UNKNOWN_PRODUCER_ID";
+      ASSERT_EQ(mock->Command(errors), "ok");
+    }
+    ASSERT_TRUE(txn->Begin().ok());
+    std::vector<std::string> ids;
+    for (int i = 0; i < 50; ++i) {
+      OutboxRecord r = Record(absl::StrCat("r", round, "-", i));
+      r.key = absl::StrCat("k", i % 16);
+      ASSERT_TRUE(txn->Produce(r).ok());
+      ids.push_back(r.value);
+    }
+    absl::Status s = txn->Commit({Lsn(0x100 + round), 3, kT}, absl::Seconds(30));
+    if (s.ok()) {
+      committed.push_back(ids);
+    } else {
+      ++failed;
+      // The same producer goes on after the abort (librdkafka bumped its epoch).
+      ASSERT_TRUE(txn->Abort(absl::Seconds(30)).ok());
+    }
+  }
+  ASSERT_EQ(mock->Command("clear-errors Produce"), "ok");
+  size_t expected = 0;
+  for (const auto& ids : committed) expected += ids.size();
+  auto consumer = ValueOrDie(Consumer::Start(mock->bootstrap(), {"outbox.event.order"}));
+  WaitFor([&] { return consumer->Count() >= expected; }, absl::Seconds(30));
+  std::set<std::string> stored;
+  for (const auto& r : consumer->Records()) stored.insert(r.value);
+  size_t missing = 0;
+  for (const auto& ids : committed) {
+    for (const auto& id : ids) missing += stored.count(id) == 0;
+  }
+  EXPECT_EQ(missing, 0u) << "of " << expected << " records in " << committed.size()
+                         << " committed transactions (" << failed << " failed)";
+  EXPECT_GT(committed.size(), 20u);
 }
 
 TEST(KafkaTransactionsTest, ABadPropertyIsInvalidArgument) {
