@@ -14,6 +14,7 @@ packages=(
   clang libclang-rt-14-dev
   procps util-linux xxd
   docker-compose
+  openjdk-17-jre-headless maven
 )
 
 missing=()

@@ -17,6 +17,7 @@
 #   kafka_cluster.sh freeze DIR ID            SIGSTOP broker ID (its kernel still
 #                                             answers TCP: not a network partition)
 #   kafka_cluster.sh thaw DIR ID              SIGCONT
+#   kafka_cluster.sh heal DIR                 thaw every node, restart killed ones
 #   kafka_cluster.sh topic DIR NAME PARTITIONS RF [KEY=VALUE ...]
 #                                             create a topic (with configs)
 #   kafka_cluster.sh leader DIR TOPIC PARTITION ID
@@ -216,12 +217,34 @@ KAFKA_BOOTSTRAP=$(bootstrap "$dir")
 OUT
 }
 
+# Waits (up to 10 s) until a killed node's process is gone.
+wait_gone() {
+  local pid=$1 waited=0
+  while kill -0 "$pid" 2>/dev/null && [ $waited -lt 200 ]; do sleep 0.05; waited=$((waited + 1)); done
+  ! kill -0 "$pid" 2>/dev/null
+}
+
 cmd_restart() {
   local dir=$1 id=$2
-  kill -0 "$(node_pid "$dir" "$id")" 2>/dev/null && die "broker $id is still running"
+  wait_gone "$(node_pid "$dir" "$id")" || die "broker $id is still running"
   : >"$dir/node$id/pid"
   start_node "$dir" "$id"
   wait_brokers "$dir" "$(cat "$dir/brokers")" || die "broker $id did not rejoin in time"
+}
+
+# Every node running and not frozen, all serving metadata: after a test that may
+# have failed half-way through a fault.
+cmd_heal() {
+  local dir=$1 i pid
+  for i in $(seq 1 "$(cat "$dir/brokers")"); do
+    pid=$(node_pid "$dir" "$i")
+    kill -CONT "$pid" 2>/dev/null || true
+    if ! kill -0 "$pid" 2>/dev/null; then
+      : >"$dir/node$i/pid"
+      start_node "$dir" "$i"
+    fi
+  done
+  wait_brokers "$dir" "$(cat "$dir/brokers")" || die "the cluster did not heal in time"
 }
 
 cmd_topic() {
@@ -278,9 +301,10 @@ case "$cmd" in
   restart) cmd_restart "$1" "$2" ;;
   freeze) kill -STOP "$(node_pid "$1" "$2")" ;;
   thaw) kill -CONT "$(node_pid "$1" "$2")" ;;
+  heal) cmd_heal "$1" ;;
   topic) cmd_topic "$@" ;;
   leader) cmd_leader "$@" ;;
   describe) cmd_describe "$@" ;;
   bootstrap) bootstrap "$1" ;;
-  *) sed -n '2,33p' "$0" >&2; exit 2 ;;
+  *) sed -n '2,34p' "$0" >&2; exit 2 ;;
 esac

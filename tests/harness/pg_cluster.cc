@@ -12,31 +12,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "tests/harness/shell.h"
 
 namespace testing_harness {
-namespace {
-
-// Runs a shell command; returns its stdout, or an error with its exit status.
-absl::StatusOr<std::string> RunCommand(const std::string& command) {
-  FILE* p = popen(command.c_str(), "r");
-  if (p == nullptr) return absl::InternalError("popen failed: " + command);
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
-  int rc = pclose(p);
-  if (rc != 0) {
-    return absl::InternalError(
-        absl::StrCat("command failed (", rc, "): ", command, "\n", out));
-  }
-  return out;
-}
-
-}  // namespace
-
-std::string HarnessPath(const std::string& file) {
-  return absl::StrCat(OUTBOX_HARNESS_DIR, "/", file);
-}
 
 PgSession::~PgSession() { PQfinish(conn_); }
 
@@ -85,12 +63,9 @@ absl::StatusOr<std::unique_ptr<PgCluster>> PgCluster::Start(
   for (const std::string& s : settings) absl::StrAppend(&command, " -c ", s);
   absl::StatusOr<std::string> out = RunCommand(command);
   if (!out.ok()) return out.status();
-  std::string dir;
+  std::string dir = OutputValue(*out, "PG_CLUSTER_DIR");
   int port = 0;
-  for (absl::string_view line : absl::StrSplit(*out, '\n')) {
-    if (absl::ConsumePrefix(&line, "PG_CLUSTER_DIR=")) dir = std::string(line);
-    if (absl::ConsumePrefix(&line, "PGPORT=") && !absl::SimpleAtoi(line, &port)) port = 0;
-  }
+  if (!absl::SimpleAtoi(OutputValue(*out, "PGPORT"), &port)) port = 0;
   if (dir.empty() || port == 0)
     return absl::InternalError("unexpected pg_cluster.sh output: " + *out);
   return std::unique_ptr<PgCluster>(new PgCluster(dir, port));

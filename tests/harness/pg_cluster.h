@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "tests/harness/shell.h"
 
 typedef struct pg_conn PGconn;
 
@@ -62,9 +63,6 @@ class PgCluster {
   std::string dir_;
   int port_;
 };
-
-// Path of a file in the source tree's tests/harness directory.
-std::string HarnessPath(const std::string& file);
 
 }  // namespace testing_harness
 

@@ -168,7 +168,7 @@ std::string Process::Log() const {
 
 absl::StatusOr<std::unique_ptr<Consumer>> Consumer::Start(
     const std::string& bootstrap, const std::vector<std::string>& topics,
-    const Offsets& start_offsets) {
+    const Offsets& start_offsets, const std::string& isolation_level) {
   char err[512];
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), err, sizeof(err));
@@ -177,6 +177,11 @@ absl::StatusOr<std::unique_ptr<Consumer>> Consumer::Start(
   // After an outage, never skip ahead: re-read from the start if an offset is lost.
   rd_kafka_conf_set(conf, "auto.offset.reset", "earliest", err, sizeof(err));
   rd_kafka_conf_set(conf, "log_level", "3", err, sizeof(err));
+  if (rd_kafka_conf_set(conf, "isolation.level", isolation_level.c_str(), err,
+                        sizeof(err)) != RD_KAFKA_CONF_OK) {
+    rd_kafka_conf_destroy(conf);
+    return absl::InvalidArgumentError(err);
+  }
   // Fetch what arrives promptly (the default waits up to 500 ms for more), so that
   // receive times measure the publisher, not the consumer's batching.
   rd_kafka_conf_set(conf, "fetch.wait.max.ms", "5", err, sizeof(err));

@@ -77,13 +77,16 @@ struct ConsumedRecord {
 };
 
 // Reads every partition of the given topics, on its own thread: from the
-// beginning, or from `start_offsets[{topic, partition}]` where given.
+// beginning, or from `start_offsets[{topic, partition}]` where given. With
+// `isolation_level` read_committed (librdkafka's default, as any ordinary consumer)
+// a real broker hides aborted and open transactions; read_uncommitted shows them.
 class Consumer {
  public:
   using Offsets = std::map<std::pair<std::string, int32_t>, int64_t>;
   static absl::StatusOr<std::unique_ptr<Consumer>> Start(
       const std::string& bootstrap, const std::vector<std::string>& topics,
-      const Offsets& start_offsets = {});
+      const Offsets& start_offsets = {},
+      const std::string& isolation_level = "read_committed");
   ~Consumer();
   std::vector<ConsumedRecord> Records();
   size_t Count();

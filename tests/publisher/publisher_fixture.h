@@ -46,12 +46,19 @@ class PublisherTest : public ::testing::Test {
     cluster_ = ValueOrDie(PgCluster::Start({"TimeZone=UTC"}));
     sql_ = ValueOrDie(cluster_->Connect());
     ASSERT_TRUE(sql_->Exec(kSchema).ok());
+    log_path_ = absl::StrCat(cluster_->dir(), "/publisher.log");
+    SetUpBroker();
+  }
+
+  // mock-kafka with the default template's topics. A fixture on another broker
+  // overrides this, setting brokers_, topics_ and any flags the publisher needs.
+  virtual void SetUpBroker() {
     mock_ = ValueOrDie(MockKafka::Start(1));
-    for (const char* topic :
-         {"outbox.event.order", "outbox.event.user", "outbox.event.bin"}) {
+    brokers_ = mock_->bootstrap();
+    topics_ = {"outbox.event.order", "outbox.event.user", "outbox.event.bin"};
+    for (const std::string& topic : topics_) {
       ASSERT_EQ(mock_->Command(absl::StrCat("topic ", topic, " 4")), "ok");
     }
-    log_path_ = absl::StrCat(cluster_->dir(), "/publisher.log");
   }
 
   void TearDown() override {
@@ -66,7 +73,7 @@ class PublisherTest : public ::testing::Test {
                                      "--pg",
                                      cluster_->conninfo(),
                                      "--brokers",
-                                     mock_->bootstrap(),
+                                     brokers_,
                                      "--table",
                                      "outbox,outbox_bin",
                                      "--status-interval",
@@ -75,6 +82,7 @@ class PublisherTest : public ::testing::Test {
                                      "1s",
                                      "-X",
                                      "reconnect.backoff.max.ms=500"};
+    argv.insert(argv.end(), broker_flags_.begin(), broker_flags_.end());
     argv.insert(argv.end(), extra.begin(), extra.end());
     return argv;
   }
@@ -94,9 +102,7 @@ class PublisherTest : public ::testing::Test {
   }
 
   std::unique_ptr<Consumer> StartConsumer() {
-    return ValueOrDie(
-        Consumer::Start(mock_->bootstrap(),
-                        {"outbox.event.order", "outbox.event.user", "outbox.event.bin"}));
+    return ValueOrDie(Consumer::Start(brokers_, topics_));
   }
 
   Lsn Query(const std::string& q) {
@@ -133,6 +139,9 @@ class PublisherTest : public ::testing::Test {
   std::unique_ptr<PgCluster> cluster_;
   std::unique_ptr<PgSession> sql_;
   std::unique_ptr<MockKafka> mock_;
+  std::string brokers_;                    // --brokers
+  std::vector<std::string> topics_;        // What StartConsumer reads.
+  std::vector<std::string> broker_flags_;  // Flags a broker's fixture adds.
   std::unique_ptr<Process> publisher_;
   std::string log_path_;
 };

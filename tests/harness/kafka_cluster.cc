@@ -1,0 +1,152 @@
+// KafkaCluster: kafka_cluster.sh for the processes, librdkafka's Admin API and
+// metadata for topics and leaders (faster than a JVM tool per call).
+#include "tests/harness/kafka_cluster.h"
+
+#include <librdkafka/rdkafka.h>
+#include <unistd.h>
+
+#include "absl/strings/str_cat.h"
+#include "tests/harness/shell.h"
+
+namespace testing_harness {
+namespace {
+
+struct KafkaDeleter {
+  void operator()(rd_kafka_t* rk) const { rd_kafka_destroy(rk); }
+};
+using Client = std::unique_ptr<rd_kafka_t, KafkaDeleter>;
+
+absl::StatusOr<Client> NewClient(const std::string& bootstrap) {
+  char err[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  if (rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), err, sizeof(err)) !=
+          RD_KAFKA_CONF_OK ||
+      rd_kafka_conf_set(conf, "log_level", "2", err, sizeof(err)) != RD_KAFKA_CONF_OK) {
+    rd_kafka_conf_destroy(conf);
+    return absl::InternalError(err);
+  }
+  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
+  if (rk == nullptr) return absl::InternalError(err);
+  return Client(rk);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<KafkaCluster>> KafkaCluster::Start(int brokers) {
+  absl::StatusOr<std::string> out =
+      RunCommand(absl::StrCat(HarnessPath("kafka_cluster.sh"), " start --owner ", getpid(),
+                              " --brokers ", brokers));
+  if (!out.ok()) return out.status();
+  std::string dir = OutputValue(*out, "KAFKA_CLUSTER_DIR");
+  std::string bootstrap = OutputValue(*out, "KAFKA_BOOTSTRAP");
+  if (dir.empty() || bootstrap.empty())
+    return absl::InternalError("unexpected kafka_cluster.sh output: " + *out);
+  return std::unique_ptr<KafkaCluster>(new KafkaCluster(dir, bootstrap, brokers));
+}
+
+KafkaCluster::~KafkaCluster() { Script(absl::StrCat("stop ", dir_)).IgnoreError(); }
+
+absl::Status KafkaCluster::Script(const std::string& args) {
+  return RunCommand(absl::StrCat(HarnessPath("kafka_cluster.sh"), " ", args)).status();
+}
+
+absl::Status KafkaCluster::Kill(int broker) {
+  return Script(absl::StrCat("kill ", dir_, " ", broker));
+}
+absl::Status KafkaCluster::Restart(int broker) {
+  return Script(absl::StrCat("restart ", dir_, " ", broker));
+}
+absl::Status KafkaCluster::Freeze(int broker) {
+  return Script(absl::StrCat("freeze ", dir_, " ", broker));
+}
+absl::Status KafkaCluster::Thaw(int broker) {
+  return Script(absl::StrCat("thaw ", dir_, " ", broker));
+}
+absl::Status KafkaCluster::Heal() { return Script(absl::StrCat("heal ", dir_)); }
+absl::Status KafkaCluster::MoveLeader(const std::string& topic, int partition, int broker) {
+  return Script(absl::StrCat("leader ", dir_, " ", topic, " ", partition, " ", broker));
+}
+
+absl::Status KafkaCluster::CreateTopic(const std::string& name, int partitions,
+                                       int replication,
+                                       const std::map<std::string, std::string>& configs,
+                                       const std::vector<int>& replicas) {
+  absl::StatusOr<Client> client = NewClient(bootstrap_);
+  if (!client.ok()) return client.status();
+  char err[512];
+  rd_kafka_NewTopic_t* topic = rd_kafka_NewTopic_new(
+      name.c_str(), partitions, replicas.empty() ? replication : -1, err, sizeof(err));
+  if (topic == nullptr) return absl::InvalidArgumentError(err);
+  for (const auto& [key, value] : configs)
+    rd_kafka_NewTopic_set_config(topic, key.c_str(), value.c_str());
+  if (!replicas.empty()) {
+    std::vector<int32_t> ids(replicas.begin(), replicas.end());
+    for (int p = 0; p < partitions; ++p) {
+      if (rd_kafka_NewTopic_set_replica_assignment(topic, p, ids.data(), ids.size(), err,
+                                                   sizeof(err)) != 0) {
+        rd_kafka_NewTopic_destroy(topic);
+        return absl::InvalidArgumentError(err);
+      }
+    }
+  }
+  rd_kafka_queue_t* queue = rd_kafka_queue_new(client->get());
+  rd_kafka_CreateTopics(client->get(), &topic, 1, nullptr, queue);
+  rd_kafka_NewTopic_destroy(topic);
+  rd_kafka_event_t* event = rd_kafka_queue_poll(queue, 60000);
+  absl::Status status;
+  if (event == nullptr) {
+    status = absl::DeadlineExceededError("CreateTopics: no answer in 60 s");
+  } else {
+    rd_kafka_resp_err_t e = rd_kafka_event_error(event);
+    if (e == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      size_t n = 0;
+      const rd_kafka_topic_result_t** results = rd_kafka_CreateTopics_result_topics(
+          rd_kafka_event_CreateTopics_result(event), &n);
+      if (n == 1) e = rd_kafka_topic_result_error(results[0]);
+    }
+    if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      status = absl::InternalError(
+          absl::StrCat("creating topic ", name, ": ", rd_kafka_err2str(e)));
+    }
+    rd_kafka_event_destroy(event);
+  }
+  rd_kafka_queue_destroy(queue);
+  if (!status.ok()) return status;
+  // Metadata lags creation: wait until every partition has a leader.
+  absl::Time deadline = absl::Now() + absl::Seconds(30);
+  for (int p = 0; p < partitions; ++p) {
+    while (true) {
+      absl::StatusOr<int> leader = Leader(name, p, absl::Seconds(5));
+      if (leader.ok() && *leader >= 0) break;
+      if (absl::Now() > deadline)
+        return absl::DeadlineExceededError(absl::StrCat(name, " [", p, "] has no leader"));
+      absl::SleepFor(absl::Milliseconds(100));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int> KafkaCluster::Leader(const std::string& topic, int partition,
+                                         absl::Duration timeout) {
+  absl::StatusOr<Client> client = NewClient(bootstrap_);
+  if (!client.ok()) return client.status();
+  rd_kafka_topic_t* t = rd_kafka_topic_new(client->get(), topic.c_str(), nullptr);
+  const struct rd_kafka_metadata* md = nullptr;
+  rd_kafka_resp_err_t e = rd_kafka_metadata(
+      client->get(), 0, t, &md, static_cast<int>(absl::ToInt64Milliseconds(timeout)));
+  rd_kafka_topic_destroy(t);
+  if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return absl::UnavailableError(absl::StrCat("metadata: ", rd_kafka_err2str(e)));
+  }
+  int leader = -1;
+  if (md->topic_cnt == 1 && md->topics[0].err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    for (int i = 0; i < md->topics[0].partition_cnt; ++i) {
+      const auto& p = md->topics[0].partitions[i];
+      if (p.id == partition && p.err == RD_KAFKA_RESP_ERR_NO_ERROR) leader = p.leader;
+    }
+  }
+  rd_kafka_metadata_destroy(md);
+  return leader;
+}
+
+}  // namespace testing_harness

@@ -1,0 +1,62 @@
+// A throwaway Apache Kafka cluster (KRaft) for integration tests, through
+// tests/harness/kafka_cluster.sh: started on free ports, stopped and deleted by the
+// destructor, and by the script's watchdog if the test process dies first. Its
+// JVMs start slowly (15-25 s): a test binary shares one cluster among its tests,
+// kept apart by distinct topics.
+#ifndef TESTS_HARNESS_KAFKA_CLUSTER_H_
+#define TESTS_HARNESS_KAFKA_CLUSTER_H_
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace testing_harness {
+
+class KafkaCluster {
+ public:
+  // `brokers` nodes, each broker and controller; 3 gives replication factor 3 and
+  // min.insync.replicas=2 by default.
+  static absl::StatusOr<std::unique_ptr<KafkaCluster>> Start(int brokers);
+  ~KafkaCluster();
+
+  const std::string& bootstrap() const { return bootstrap_; }
+  const std::string& dir() const { return dir_; }
+  int brokers() const { return brokers_; }
+
+  // Creates a topic through the Admin API; `replicas` names the brokers of every
+  // partition (its first is the preferred leader) instead of `replication`.
+  absl::Status CreateTopic(const std::string& name, int partitions, int replication,
+                           const std::map<std::string, std::string>& configs = {},
+                           const std::vector<int>& replicas = {});
+
+  // Fault hooks, broker ids 1..brokers().
+  absl::Status Kill(int broker);     // kill -9
+  absl::Status Restart(int broker);  // after Kill; returns once it serves metadata
+  absl::Status Freeze(int broker);   // SIGSTOP
+  absl::Status Thaw(int broker);     // SIGCONT
+  // Every broker running again (thawed, killed ones restarted): after a test.
+  absl::Status Heal();
+  // Makes `broker` the partition's leader, as a leader election does.
+  absl::Status MoveLeader(const std::string& topic, int partition, int broker);
+
+  // The partition's leader as the cluster reports it (-1: none).
+  absl::StatusOr<int> Leader(const std::string& topic, int partition,
+                             absl::Duration timeout = absl::Seconds(10));
+
+ private:
+  KafkaCluster(std::string dir, std::string bootstrap, int brokers)
+      : dir_(std::move(dir)), bootstrap_(std::move(bootstrap)), brokers_(brokers) {}
+  absl::Status Script(const std::string& args);
+
+  std::string dir_;
+  std::string bootstrap_;
+  int brokers_;
+};
+
+}  // namespace testing_harness
+
+#endif  // TESTS_HARNESS_KAFKA_CLUSTER_H_
