@@ -22,8 +22,9 @@ int Ms(absl::Duration d) {
 void KafkaTransactions::OnLog(const rd_kafka_t* rk, int level, const char* fac,
                               const char* buf) {
   static_cast<KafkaTransactions*>(rd_kafka_opaque(rk))
-      ->log_.Log(FromSyslog(level), buf,
-                 {{"component", std::string("librdkafka")}, {"facility", std::string(fac)}});
+      ->log_.Log(
+          FromSyslog(level), buf,
+          {{"component", std::string("librdkafka")}, {"facility", std::string(fac)}});
 }
 
 void KafkaTransactions::OnDeliveryReport(rd_kafka_t*, const rd_kafka_message_t* m,
@@ -46,8 +47,8 @@ KafkaTransactions::KafkaTransactions(Logger& log, std::string id, std::string to
 absl::StatusOr<std::unique_ptr<KafkaTransactions>> KafkaTransactions::Create(
     const Config& config, Logger& log, std::string transactional_id,
     std::string checkpoint_topic) {
-  std::unique_ptr<KafkaTransactions> t(
-      new KafkaTransactions(log, std::move(transactional_id), std::move(checkpoint_topic)));
+  std::unique_ptr<KafkaTransactions> t(new KafkaTransactions(
+      log, std::move(transactional_id), std::move(checkpoint_topic)));
   auto properties = DefaultProducerProperties(config);
   // A transaction that fails is aborted and produced again from the checkpoint, so
   // a message may time out (it must, within transaction.timeout.ms).
@@ -58,13 +59,14 @@ absl::StatusOr<std::unique_ptr<KafkaTransactions>> KafkaTransactions::Create(
   // keeps reading (TransactionalSink), so this queue is what bounds memory there:
   // the in-flight limits themselves, plus the checkpoint. (A rewind destroys this
   // producer, so no earlier session's records share the queue.)
-  properties.insert(properties.end(),
-                    {{"queue.buffering.max.messages",
-                      std::to_string(std::min<int64_t>(config.max_in_flight + 1,
-                                                       std::numeric_limits<int32_t>::max()))},
-                     {"queue.buffering.max.kbytes",
-                      std::to_string(std::min<int64_t>(config.max_in_flight_bytes / 1024 + 1024,
-                                                       std::numeric_limits<int32_t>::max()))}});
+  properties.insert(
+      properties.end(),
+      {{"queue.buffering.max.messages",
+        std::to_string(std::min<int64_t>(config.max_in_flight + 1,
+                                         std::numeric_limits<int32_t>::max()))},
+       {"queue.buffering.max.kbytes",
+        std::to_string(std::min<int64_t>(config.max_in_flight_bytes / 1024 + 1024,
+                                         std::numeric_limits<int32_t>::max()))}});
   absl::StatusOr<rd_kafka_conf_t*> conf =
       NewProducerConf(std::move(properties), config.kafka_properties);
   if (!conf.ok()) return conf.status();
@@ -100,11 +102,12 @@ absl::Status KafkaTransactions::Fatal(int code, absl::string_view message) {
       absl::StrCat(message, "; the producer failed fatally and is recreated"));
 }
 
-absl::Status KafkaTransactions::FromError(rd_kafka_error_t* error, absl::string_view what) {
+absl::Status KafkaTransactions::FromError(rd_kafka_error_t* error,
+                                          absl::string_view what) {
   if (error == nullptr) return absl::OkStatus();
-  std::string message = absl::StrCat(what, " (transactional id ", transactional_id_,
-                                     "): ", rd_kafka_error_name(error), ": ",
-                                     rd_kafka_error_string(error));
+  std::string message =
+      absl::StrCat(what, " (transactional id ", transactional_id_,
+                   "): ", rd_kafka_error_name(error), ": ", rd_kafka_error_string(error));
   absl::Status s;
   if (rd_kafka_error_is_fatal(error)) {
     s = Fatal(rd_kafka_error_code(error), message);
@@ -121,7 +124,8 @@ absl::Status KafkaTransactions::FromError(rd_kafka_error_t* error, absl::string_
 }
 
 absl::Status KafkaTransactions::Init(absl::Duration timeout) {
-  return FromError(rd_kafka_init_transactions(rk_, Ms(timeout)), "initializing transactions");
+  return FromError(rd_kafka_init_transactions(rk_, Ms(timeout)),
+                   "initializing transactions");
 }
 
 absl::Status KafkaTransactions::Begin() {
@@ -153,20 +157,22 @@ void KafkaTransactions::Poll(absl::Duration timeout) { rd_kafka_poll(rk_, Ms(tim
 absl::Status KafkaTransactions::FlushAndProve(absl::Duration timeout) {
   // rd_kafka_flush serves the delivery reports (OnDeliveryReport) while it waits.
   if (rd_kafka_flush(rk_, Ms(timeout)) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return absl::DeadlineExceededError(absl::StrCat(
-        "committing a Kafka transaction (transactional id ", transactional_id_, "): ",
-        rd_kafka_outq_len(rk_), " record(s) not delivered within ",
-        absl::FormatDuration(timeout)));
+    return absl::DeadlineExceededError(
+        absl::StrCat("committing a Kafka transaction (transactional id ",
+                     transactional_id_, "): ", rd_kafka_outq_len(rk_),
+                     " record(s) not delivered within ", absl::FormatDuration(timeout)));
   }
   absl::Status proven = proof_.Verdict();
   if (!proven.ok()) {
-    return absl::UnavailableError(absl::StrCat("committing a Kafka transaction (transactional id ",
-                                               transactional_id_, "): ", proven.message()));
+    return absl::UnavailableError(
+        absl::StrCat("committing a Kafka transaction (transactional id ",
+                     transactional_id_, "): ", proven.message()));
   }
   return proven;
 }
 
-absl::Status KafkaTransactions::Commit(const Checkpoint& checkpoint, absl::Duration timeout) {
+absl::Status KafkaTransactions::Commit(const Checkpoint& checkpoint,
+                                       absl::Duration timeout) {
   // Every record of the transaction is proven stored before its checkpoint is
   // produced, so a stored checkpoint proves its records are stored even where no
   // transaction marker hides an unfinished transaction (a read_uncommitted reader,

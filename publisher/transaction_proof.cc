@@ -22,9 +22,9 @@ absl::Status TransactionProof::Verdict() const {
                      failure_.message()));
   }
   if (proven_ < expected_) {
-    return absl::UnavailableError(absl::StrCat(
-        expected_ - proven_, " of ", expected_,
-        " record(s) of the Kafka transaction have no delivery report yet"));
+    return absl::UnavailableError(
+        absl::StrCat(expected_ - proven_, " of ", expected_,
+                     " record(s) of the Kafka transaction have no delivery report yet"));
   }
   return absl::OkStatus();
 }

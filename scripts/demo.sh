@@ -5,7 +5,16 @@
 # pre-flight check and the publisher, writes sample events in transactions, shows
 # them consumed from Kafka and decoded, then /healthz and a few lines of /metrics.
 # Everything it started is stopped and deleted on exit.
+#   scripts/demo.sh          mock-kafka: quick, nothing to fetch
+#   scripts/demo.sh --kafka  a real Apache Kafka broker (KRaft), its jars fetched from
+#                            Maven Central once and cached (tests/harness/kafka_cluster.sh)
 set -euo pipefail
+real_kafka=0
+case "${1:-}" in
+  --kafka) real_kafka=1 ;;
+  "") ;;
+  *) echo "usage: scripts/demo.sh [--kafka]" >&2; exit 2 ;;
+esac
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
@@ -21,6 +30,7 @@ cleanup() {
   [ -n "$publisher_pid" ] && kill "$publisher_pid" 2>/dev/null && wait "$publisher_pid" 2>/dev/null
   [ -n "${mock_pid:-}" ] && kill "$mock_pid" 2>/dev/null
   [ -n "${PG_CLUSTER_DIR:-}" ] && "$root/tests/harness/pg_cluster.sh" stop "$PG_CLUSTER_DIR"
+  [ -n "${KAFKA_CLUSTER_DIR:-}" ] && "$root/tests/harness/kafka_cluster.sh" stop "$KAFKA_CLUSTER_DIR"
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -29,14 +39,23 @@ say "Starting a throwaway PostgreSQL 15 and a local Kafka-protocol broker"
 out=$("$root/tests/harness/pg_cluster.sh" start --owner $$)
 set -a; eval "$out"; set +a
 echo "PostgreSQL on 127.0.0.1:$PGPORT (data in $PG_CLUSTER_DIR)"
-mkfifo "$work/mock.in"
-"$build/mock-kafka" --brokers 1 <"$work/mock.in" >"$work/mock.out" 2>"$work/mock.err" &
-mock_pid=$!
-exec 3>"$work/mock.in"  # Holds mock-kafka's stdin open; it exits when we do.
-for _ in $(seq 1 100); do grep -q '^bootstrap=' "$work/mock.out" && break; sleep 0.1; done
-brokers=$(sed -n 's/^bootstrap=//p' "$work/mock.out")
-echo "topic outbox.event.order 3" >&3
-echo "Kafka broker at $brokers"
+if [ $real_kafka = 1 ]; then
+  echo "Starting Apache Kafka (KRaft, one node; the first run fetches its jars with Maven)"
+  out=$("$root/tests/harness/kafka_cluster.sh" start --owner $$ --brokers 1)
+  eval "$out"
+  brokers=$KAFKA_BOOTSTRAP
+  "$root/tests/harness/kafka_cluster.sh" topic "$KAFKA_CLUSTER_DIR" outbox.event.order 3 1
+  echo "Apache Kafka broker at $brokers (data in $KAFKA_CLUSTER_DIR)"
+else
+  mkfifo "$work/mock.in"
+  "$build/mock-kafka" --brokers 1 <"$work/mock.in" >"$work/mock.out" 2>"$work/mock.err" &
+  mock_pid=$!
+  exec 3>"$work/mock.in"  # Holds mock-kafka's stdin open; it exits when we do.
+  for _ in $(seq 1 100); do grep -q '^bootstrap=' "$work/mock.out" && break; sleep 0.1; done
+  brokers=$(sed -n 's/^bootstrap=//p' "$work/mock.out")
+  echo "topic outbox.event.order 3" >&3
+  echo "Kafka broker (mock-kafka) at $brokers"
+fi
 
 say "Creating the outbox table (scripts/schema.sql)"
 psql -q -v ON_ERROR_STOP=1 -f "$root/scripts/schema.sql"

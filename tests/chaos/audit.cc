@@ -60,7 +60,18 @@ std::vector<EarlyConfirmation> FindEarlyConfirmations(
     }
   }
   std::vector<EarlyConfirmation> early;
-  for (const ConfirmationSample& s : samples) {
+  // A partition's high watermark never goes down (no unclean leader election), but
+  // a leader elected a moment ago can report a stale one until its followers fetch
+  // (seen on Apache Kafka after a broker was frozen and another killed). So each
+  // sample counts the highest watermark sampled so far, a true lower bound of what
+  // the partition held by then.
+  std::map<int32_t, int64_t> highest;
+  for (ConfirmationSample s : samples) {
+    for (auto& [partition, high] : s.high_watermarks) {
+      int64_t& h = highest[partition];
+      h = std::max(h, high);
+      high = h;
+    }
     if (lowest != nullptr && lowest->commit_lsn < s.confirmed) {
       Delivered row;
       row.id = lowest->id;
@@ -73,9 +84,9 @@ std::vector<EarlyConfirmation> FindEarlyConfirmations(
       auto it = index.find(partition);
       if (it == index.end()) continue;
       const Index& ix = it->second;
-      size_t below = std::lower_bound(ix.commit_lsns.begin(), ix.commit_lsns.end(),
-                                      s.confirmed) -
-                     ix.commit_lsns.begin();
+      size_t below =
+          std::lower_bound(ix.commit_lsns.begin(), ix.commit_lsns.end(), s.confirmed) -
+          ix.commit_lsns.begin();
       if (below == 0) continue;
       const Delivered* row = ix.max_offset_row[below - 1];
       if (row->offset >= high && (worst == nullptr || row->offset > worst->offset))

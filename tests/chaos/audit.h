@@ -28,8 +28,8 @@ struct Delivered {
   std::string id;
   int32_t partition = 0;
   int64_t offset = 0;
-  uint64_t commit_lsn = 0;  // Envelope source.commit_lsn.
-  uint64_t lsn = 0;         // Envelope source.lsn.
+  uint64_t commit_lsn = 0;        // Envelope source.commit_lsn.
+  uint64_t lsn = 0;               // Envelope source.lsn.
   std::string kafka_transaction;  // Header of --delivery=exactly-once, else empty.
 };
 
@@ -38,7 +38,7 @@ std::map<std::string, Delivered> FirstDeliveries(const std::vector<Delivered>& a
 
 struct ConfirmationSample {
   absl::Time at;
-  uint64_t confirmed = 0;                       // confirmed_flush_lsn, read first.
+  uint64_t confirmed = 0;                      // confirmed_flush_lsn, read first.
   std::map<int32_t, int64_t> high_watermarks;  // Read after it, every partition.
 };
 
@@ -55,9 +55,9 @@ struct EarlyConfirmation {
   bool never_delivered = false;  // `row` is a Missing one (partition, offset unset).
 };
 
-// The samples that confirmed past a row the broker did not hold, each with one
-// such row: a missing one if any (the lowest commit LSN), else the delivered one
-// with the highest offset.
+// The samples (in the order taken) that confirmed past a row the broker did not
+// hold, each with one such row: a missing one if any (the lowest commit LSN), else
+// the delivered one with the highest offset.
 std::vector<EarlyConfirmation> FindEarlyConfirmations(
     const std::map<std::string, Delivered>& first, const std::vector<Missing>& missing,
     const std::vector<ConfirmationSample>& samples);

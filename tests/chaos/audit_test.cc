@@ -18,8 +18,8 @@ ConfirmationSample S(uint64_t confirmed, std::map<int32_t, int64_t> high) {
 }
 
 TEST(FirstDeliveriesTest, KeepsTheLowestOffsetOfEachId) {
-  auto first = FirstDeliveries({D("a", 0, 5, 100), D("a", 0, 2, 100), D("b", 1, 7, 200),
-                                D("a", 0, 9, 100)});
+  auto first = FirstDeliveries(
+      {D("a", 0, 5, 100), D("a", 0, 2, 100), D("b", 1, 7, 200), D("a", 0, 9, 100)});
   ASSERT_EQ(first.size(), 2u);
   EXPECT_EQ(first.at("a").offset, 2);
   EXPECT_EQ(first.at("b").offset, 7);
@@ -38,9 +38,9 @@ TEST(EarlyConfirmationTest, ConfirmationBeforeTheRowReachedTheBrokerIsCaught) {
   // slot was confirmed at 300 while partition 1 held only offsets 0..3: a row
   // rescued later (a PostgreSQL restart set the slot back) is still caught.
   auto first = FirstDeliveries({D("a", 0, 0, 100), D("b", 1, 4, 200), D("c", 1, 9, 400)});
-  auto early = FindEarlyConfirmations(first, {}, {S(250, {{0, 1}, {1, 4}}),
-                                              S(300, {{0, 1}, {1, 5}}),
-                                              S(500, {{0, 1}, {1, 9}})});
+  auto early = FindEarlyConfirmations(
+      first, {},
+      {S(250, {{0, 1}, {1, 4}}), S(300, {{0, 1}, {1, 5}}), S(500, {{0, 1}, {1, 9}})});
   ASSERT_EQ(early.size(), 2u);
   EXPECT_EQ(early[0].row.id, "b");
   EXPECT_EQ(early[0].sample.confirmed, 250u);
@@ -66,6 +66,16 @@ TEST(EarlyConfirmationTest, EqualCommitLsnIsNotBelowTheConfirmation) {
   EXPECT_EQ(FindEarlyConfirmations(first, {}, {S(301, {{0, 3}})}).size(), 1u);
 }
 
+TEST(EarlyConfirmationTest, AStaleWatermarkOfANewLeaderIsNotAnEarlyConfirmation) {
+  auto first = FirstDeliveries({D("a", 0, 5, 100)});
+  // Sampled in time order: the partition held offset 5 (watermark 6), then a new
+  // leader reported watermark 1 for a while.
+  EXPECT_TRUE(
+      FindEarlyConfirmations(first, {}, {S(50, {{0, 6}}), S(200, {{0, 1}})}).empty());
+  // Without the earlier sample, the same reading is early.
+  EXPECT_EQ(FindEarlyConfirmations(first, {}, {S(200, {{0, 1}})}).size(), 1u);
+}
+
 TEST(PartitionOrderTest, FirstDeliveriesMustFollowCommitOrder) {
   std::vector<std::string> examples;
   EXPECT_EQ(PartitionOrderViolations(
@@ -75,11 +85,11 @@ TEST(PartitionOrderTest, FirstDeliveriesMustFollowCommitOrder) {
             0);
   // The rewind after a gap: c (commit 200) was stored, a and b were not, and came
   // again later; their duplicates do not count, their first deliveries do.
-  EXPECT_EQ(PartitionOrderViolations(
-                FirstDeliveries({D("c", 0, 0, 200), D("a", 0, 1, 100),
-                                 D("b", 0, 2, 150), D("c", 0, 3, 200)}),
-                &examples),
-            2);
+  EXPECT_EQ(
+      PartitionOrderViolations(FirstDeliveries({D("c", 0, 0, 200), D("a", 0, 1, 100),
+                                                D("b", 0, 2, 150), D("c", 0, 3, 200)}),
+                               &examples),
+      2);
   ASSERT_FALSE(examples.empty());
   EXPECT_THAT(examples[0], ::testing::HasSubstr("a (commit LSN 100)"));
 }

@@ -44,7 +44,8 @@ void Verifier::Collect() {
       ++undecodable_;
       continue;
     }
-    Delivered d{e.id(), r.partition, r.offset, e.source().commit_lsn(), e.source().lsn(), {}};
+    Delivered d{e.id(),           r.partition, r.offset, e.source().commit_lsn(),
+                e.source().lsn(), {}};
     for (const auto& [name, value] : r.headers)
       if (name == "kafka_transaction") d.kafka_transaction = value;
     all_.push_back(std::move(d));

@@ -34,8 +34,8 @@ absl::StatusOr<Client> NewClient(const std::string& bootstrap) {
 
 absl::StatusOr<std::unique_ptr<KafkaCluster>> KafkaCluster::Start(int brokers) {
   absl::StatusOr<std::string> out =
-      RunCommand(absl::StrCat(HarnessPath("kafka_cluster.sh"), " start --owner ", getpid(),
-                              " --brokers ", brokers));
+      RunCommand(absl::StrCat(HarnessPath("kafka_cluster.sh"), " start --owner ",
+                              getpid(), " --brokers ", brokers));
   if (!out.ok()) return out.status();
   std::string dir = OutputValue(*out, "KAFKA_CLUSTER_DIR");
   std::string bootstrap = OutputValue(*out, "KAFKA_BOOTSTRAP");
@@ -63,7 +63,8 @@ absl::Status KafkaCluster::Thaw(int broker) {
   return Script(absl::StrCat("thaw ", dir_, " ", broker));
 }
 absl::Status KafkaCluster::Heal() { return Script(absl::StrCat("heal ", dir_)); }
-absl::Status KafkaCluster::MoveLeader(const std::string& topic, int partition, int broker) {
+absl::Status KafkaCluster::MoveLeader(const std::string& topic, int partition,
+                                      int broker) {
   return Script(absl::StrCat("leader ", dir_, " ", topic, " ", partition, " ", broker));
 }
 
@@ -119,7 +120,8 @@ absl::Status KafkaCluster::CreateTopic(const std::string& name, int partitions,
       absl::StatusOr<int> leader = Leader(name, p, absl::Seconds(5));
       if (leader.ok() && *leader >= 0) break;
       if (absl::Now() > deadline)
-        return absl::DeadlineExceededError(absl::StrCat(name, " [", p, "] has no leader"));
+        return absl::DeadlineExceededError(
+            absl::StrCat(name, " [", p, "] has no leader"));
       absl::SleepFor(absl::Milliseconds(100));
     }
   }

@@ -202,7 +202,8 @@ class MockKafka {
     auto partition = ParseInt(args[2]);
     auto id = ParseInt(args[3]);
     if (!partition || *partition < 0) return "PARTITION must be a non-negative number";
-    if (!id || *id == 0 || *id < -1 || *id > brokers_) return "no broker \"" + args[3] + "\"";
+    if (!id || *id == 0 || *id < -1 || *id > brokers_)
+      return "no broker \"" + args[3] + "\"";
     return FromErr(
         rd_kafka_mock_partition_set_leader(cluster_, args[1].c_str(), *partition, *id));
   }

@@ -110,9 +110,10 @@ class ExactlyOnceTest : public PublisherTest {
 
   // Writes `value` to the checkpoint topic under the default transactional id.
   void ProduceCheckpoint(const std::string& value) {
-    ASSERT_TRUE(testing_harness::ProduceAll(mock_->bootstrap(), "outbox.checkpoints",
-                                            {{"outbox-publisher.outbox_publisher", value}})
-                    .ok());
+    ASSERT_TRUE(
+        testing_harness::ProduceAll(mock_->bootstrap(), "outbox.checkpoints",
+                                    {{"outbox-publisher.outbox_publisher", value}})
+            .ok());
   }
 
   int next_ = 0;
@@ -252,13 +253,15 @@ TEST_F(ExactlyOnceTest, AMissingCheckpointTopicThatCannotBeCreatedStopsAtStart) 
   // auto-creating its topic, is how a fault run lost rows (issue 16): no streaming
   // without a place for checkpoints. (On a real cluster the publisher creates the
   // topic: real_kafka_test.cc.)
-  std::vector<std::string> argv = PublisherArgv({"--checkpoint-topic", "fresh.checkpoints"});
+  std::vector<std::string> argv =
+      PublisherArgv({"--checkpoint-topic", "fresh.checkpoints"});
   argv.insert(argv.end(), kExactlyOnce.begin(), kExactlyOnce.end());
   auto p = ValueOrDie(Process::Start(argv, absl::StrCat(cluster_->dir(), "/fresh.log")));
   EXPECT_EQ(p->Wait(absl::Seconds(60)), 2) << p->Log();
-  EXPECT_THAT(p->Log(),
-              HasSubstr("needs the checkpoint topic fresh.checkpoints, which does not exist "
-                        "and could not be created"));
+  EXPECT_THAT(
+      p->Log(),
+      HasSubstr("needs the checkpoint topic fresh.checkpoints, which does not exist "
+                "and could not be created"));
   EXPECT_THAT(p->Log(), Not(HasSubstr("\"msg\":\"streaming\"")));
   EXPECT_TRUE(ValueOrDie(sql_->Exec("SELECT 1 FROM pg_replication_slots")).empty())
       << "a failed start left a slot behind";

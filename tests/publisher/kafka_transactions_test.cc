@@ -43,8 +43,8 @@ TEST(KafkaTransactionsTest, CommitCarriesTheRecordsAndTheCheckpoint) {
   Config config;
   config.brokers = mock->bootstrap();
   Logger log(LogFormat::kJson, LogLevel::kError);
-  auto txn = ValueOrDie(
-      KafkaTransactions::Create(config, log, "outbox-publisher.test", "outbox.checkpoints"));
+  auto txn = ValueOrDie(KafkaTransactions::Create(config, log, "outbox-publisher.test",
+                                                  "outbox.checkpoints"));
   ASSERT_TRUE(txn->Init(absl::Seconds(30)).ok());
 
   ASSERT_TRUE(txn->Begin().ok());
@@ -52,7 +52,8 @@ TEST(KafkaTransactionsTest, CommitCarriesTheRecordsAndTheCheckpoint) {
   absl::Status committed = txn->Commit({Lsn(0x300), 3, kT}, absl::Seconds(30));
   ASSERT_TRUE(committed.ok()) << committed;
 
-  auto read = ValueOrDie(ReadCheckpointTopic(config, "outbox.checkpoints", absl::Seconds(30)));
+  auto read =
+      ValueOrDie(ReadCheckpointTopic(config, "outbox.checkpoints", absl::Seconds(30)));
   auto latest = ValueOrDie(LatestCheckpoint(read, "outbox-publisher.test"));
   ASSERT_TRUE(latest.has_value());
   EXPECT_EQ(latest->end_lsn, Lsn(0x300));
@@ -69,7 +70,8 @@ TEST(KafkaTransactionsTest, CommitCarriesTheRecordsAndTheCheckpoint) {
   ASSERT_TRUE(txn->Produce(Record("d")).ok());
   ASSERT_TRUE(txn->Commit({Lsn(0x400), 4, kT}, absl::Seconds(30)).ok());
   read = ValueOrDie(ReadCheckpointTopic(config, "outbox.checkpoints", absl::Seconds(30)));
-  EXPECT_EQ(ValueOrDie(LatestCheckpoint(read, "outbox-publisher.test"))->end_lsn, Lsn(0x400));
+  EXPECT_EQ(ValueOrDie(LatestCheckpoint(read, "outbox-publisher.test"))->end_lsn,
+            Lsn(0x400));
 }
 
 // A checkpoint must never be stored while a record of its transaction is not: a
@@ -83,14 +85,15 @@ TEST(KafkaTransactionsTest, NoCheckpointIsStoredBeforeEveryRecordOfItsTransactio
   Config config;
   config.brokers = mock->bootstrap();
   Logger log(LogFormat::kJson, LogLevel::kError);
-  auto txn = ValueOrDie(
-      KafkaTransactions::Create(config, log, "outbox-publisher.test", "outbox.checkpoints"));
+  auto txn = ValueOrDie(KafkaTransactions::Create(config, log, "outbox-publisher.test",
+                                                  "outbox.checkpoints"));
   ASSERT_TRUE(txn->Init(absl::Seconds(30)).ok());
   ASSERT_TRUE(txn->Begin().ok());
   ASSERT_TRUE(txn->Produce(Record("a")).ok());
   absl::Status committed = txn->Commit({Lsn(0x300), 3, kT}, absl::Seconds(2));
   EXPECT_FALSE(committed.ok());
-  auto read = ValueOrDie(ReadCheckpointTopic(config, "outbox.checkpoints", absl::Seconds(30)));
+  auto read =
+      ValueOrDie(ReadCheckpointTopic(config, "outbox.checkpoints", absl::Seconds(30)));
   EXPECT_TRUE(read.empty()) << "a checkpoint was stored without its record";
 }
 

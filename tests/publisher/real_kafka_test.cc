@@ -24,8 +24,8 @@
 namespace publisher {
 namespace {
 
-using testing_harness::KafkaCluster;
 using ::testing::HasSubstr;
+using testing_harness::KafkaCluster;
 
 KafkaCluster* cluster = nullptr;  // Shared by every test; made by the Environment.
 
@@ -44,7 +44,8 @@ class KafkaEnvironment : public ::testing::Environment {
   std::unique_ptr<KafkaCluster> owned_;
 };
 
-const auto* const kEnvironment = ::testing::AddGlobalTestEnvironment(new KafkaEnvironment);
+const auto* const kEnvironment =
+    ::testing::AddGlobalTestEnvironment(new KafkaEnvironment);
 
 const std::vector<std::string> kExactlyOnce = {"--delivery", "exactly-once",
                                                "--transaction-interval", "50ms"};
@@ -67,9 +68,14 @@ class RealKafkaTest : public PublisherTest {
     topic_ = absl::StrCat(prefix_, ".order");
     brokers_ = cluster->bootstrap();
     topics_ = {topic_};
-    broker_flags_ = {"--topic", absl::StrCat(prefix_, ".{aggregate_type}"),
-                     "--transactional-id", prefix_, "--checkpoint-topic",
-                     absl::StrCat(prefix_, ".checkpoints"), "--table", "outbox"};
+    broker_flags_ = {"--topic",
+                     absl::StrCat(prefix_, ".{aggregate_type}"),
+                     "--transactional-id",
+                     prefix_,
+                     "--checkpoint-topic",
+                     absl::StrCat(prefix_, ".checkpoints"),
+                     "--table",
+                     "outbox"};
     ASSERT_TRUE(cluster->CreateTopic(topic_, 4, 3, {{"min.insync.replicas", "2"}}).ok());
   }
 
@@ -95,18 +101,20 @@ class RealKafkaTest : public PublisherTest {
         absl::StrAppend(&values, values.empty() ? "" : ",", "('order','", key,
                         "','E',jsonb_build_object('n',", next_[key]++, "))");
       }
-      ASSERT_TRUE(session
-                      ->Exec(absl::StrCat("INSERT INTO outbox (aggregate_type, aggregate_id, "
-                                          "event_type, payload) VALUES ",
-                                          values))
-                      .ok());
+      ASSERT_TRUE(
+          session
+              ->Exec(absl::StrCat("INSERT INTO outbox (aggregate_type, aggregate_id, "
+                                  "event_type, payload) VALUES ",
+                                  values))
+              .ok());
     }
   }
 
   // Writes from a thread of its own until stopped.
   class BackgroundWriter {
    public:
-    BackgroundWriter(RealKafkaTest* test) : session_(ValueOrDie(test->cluster_->Connect())) {
+    BackgroundWriter(RealKafkaTest* test)
+        : session_(ValueOrDie(test->cluster_->Connect())) {
       thread_ = std::thread([this, test] {
         while (!stop_) test->Write(1, session_.get());
       });
@@ -122,7 +130,8 @@ class RealKafkaTest : public PublisherTest {
     std::thread thread_;
   };
 
-  static std::vector<Event> Events(const std::vector<testing_harness::ConsumedRecord>& rs) {
+  static std::vector<Event> Events(
+      const std::vector<testing_harness::ConsumedRecord>& rs) {
     std::vector<Event> events;
     for (const auto& r : rs) {
       outbox::v1::Envelope e;
@@ -227,8 +236,9 @@ TEST_F(RealKafkaTest, NothingIsConfirmedWhileThePartitionLeadersBrokerIsDown) {
   ASSERT_TRUE(WaitFor(
       [&] {
         return absl::StrContains(publisher_->Log(), "\"in_flight\":") &&
-               !absl::StrContains(publisher_->Log().substr(publisher_->Log().rfind("stats")),
-                                  "\"in_flight\":0");
+               !absl::StrContains(
+                   publisher_->Log().substr(publisher_->Log().rfind("stats")),
+                   "\"in_flight\":0");
       },
       absl::Seconds(60)))
       << publisher_->Log();
@@ -249,11 +259,13 @@ TEST_F(RealKafkaTest, PerKeyOrderHoldsAcrossALeaderChangeAndABrokerKill) {
       ASSERT_TRUE(cluster->MoveLeader(topic_, p, leader % 3 + 1).ok());
     }
     size_t seen = consumer->Count();
-    ASSERT_TRUE(WaitFor([&] { return consumer->Count() > seen + 100; }, absl::Seconds(60)));
+    ASSERT_TRUE(
+        WaitFor([&] { return consumer->Count() > seen + 100; }, absl::Seconds(60)));
     int victim = ValueOrDie(cluster->Leader(topic_, 0));
     ASSERT_TRUE(cluster->Kill(victim).ok());
     seen = consumer->Count();
-    ASSERT_TRUE(WaitFor([&] { return consumer->Count() > seen + 100; }, absl::Seconds(90)))
+    ASSERT_TRUE(
+        WaitFor([&] { return consumer->Count() > seen + 100; }, absl::Seconds(90)))
         << "no progress with broker " << victim << " down (replication factor 3)";
     ASSERT_TRUE(cluster->Restart(victim).ok());
   }
@@ -273,8 +285,9 @@ TEST_F(RealKafkaTest, AStandbyTakesOverFromAKilledPublisher) {
   ASSERT_TRUE(WaitFor([&] { return Confirmed() >= WalInsert(); }, absl::Seconds(60)));
   publisher_->Signal(SIGKILL);
   Write(30);
-  ASSERT_TRUE(WaitFor([&] { return absl::StrContains(standby->Log(), "\"msg\":\"streaming\""); },
-                      absl::Seconds(60)))
+  ASSERT_TRUE(
+      WaitFor([&] { return absl::StrContains(standby->Log(), "\"msg\":\"streaming\""); },
+              absl::Seconds(60)))
       << standby->Log();
   std::vector<Event> events = ReadAll();
   EXPECT_EQ(Lost(events), 0u);
@@ -307,8 +320,8 @@ TEST_F(RealKafkaTest, ExactlyOnceForAPlainReadCommittedConsumer) {
   EXPECT_EQ(OrderViolations(events), 0u);
   // What the kills left: records of aborted transactions, which only a
   // read_uncommitted reader sees.
-  auto raw = ValueOrDie(testing_harness::Consumer::Start(brokers_, topics_, {},
-                                                         "read_uncommitted"));
+  auto raw = ValueOrDie(
+      testing_harness::Consumer::Start(brokers_, topics_, {}, "read_uncommitted"));
   WaitFor([&] { return raw->Count() >= events.size(); }, absl::Seconds(60));
   std::cerr << "exactly-once on Apache Kafka: " << copies.size() << " rows once each; "
             << raw->Count() - events.size()
@@ -327,7 +340,8 @@ TEST_F(RealKafkaTest, ASecondInstanceWithTheTransactionalIdFencesTheFirst) {
     for (int i = 0; writing; ++i) {
       auto id = session->Value(absl::StrCat(
           "INSERT INTO outbox (aggregate_type, aggregate_id, event_type, payload) VALUES "
-          "('order', 'f", i % 8, "', 'E', '{}') RETURNING id::text"));
+          "('order', 'f",
+          i % 8, "', 'E', '{}') RETURNING id::text"));
       auto lsn = session->Value("SELECT pg_current_wal_insert_lsn()::text");
       if (id.ok() && lsn.ok()) committed.emplace_back(ValueOrDie(Lsn::Parse(*lsn)), *id);
     }
@@ -346,8 +360,9 @@ TEST_F(RealKafkaTest, ASecondInstanceWithTheTransactionalIdFencesTheFirst) {
   writer.join();
   EXPECT_EQ(code, 1) << publisher_->Log();
   EXPECT_THAT(publisher_->Log(), HasSubstr("took over"));
-  EXPECT_TRUE(WaitFor([&] { return absl::StrContains(intruder->Log(), "exactly-once: "); },
-                      absl::Seconds(60)))
+  EXPECT_TRUE(
+      WaitFor([&] { return absl::StrContains(intruder->Log(), "exactly-once: "); },
+              absl::Seconds(60)))
       << intruder->Log();
   intruder.reset();
   // Nothing the fenced instance confirmed is missing for a read_committed
