@@ -9,7 +9,11 @@
 # Each prints committed, delivered, duplicates, faults survived, lost,
 # early_confirmations, per-key and per-partition order violations (all must be 0),
 # unproven deliveries and rewinds, and the longest commit-to-delivery.
-#   scripts/chaos.sh [--schedule full|no-pg-restart] [outbox-chaos flags ...]
+#   scripts/chaos.sh [--schedule full|no-pg-restart] [--broker mock|kafka]
+#                    [--delivery at-least-once|exactly-once] [outbox-chaos flags ...]
+# --broker kafka runs on a real 3-node Apache Kafka cluster (KRaft, jars from Maven
+# Central, cached): broker kill -9 and restart and broker freeze join the fault
+# kinds, and the verifier is a plain read_committed consumer.
 # Flags given are passed to every run (a --schedule runs only that one).
 # CI runs a shorter variant of both as the ctests `chaos.short*` (label chaos).
 set -euo pipefail
