@@ -7,14 +7,13 @@
 
 namespace publisher {
 std::string EncodeCheckpoint(const Checkpoint& c, absl::string_view transactional_id,
-                             absl::Time written_at, absl::string_view kafka_transaction) {
+                             absl::Time written_at) {
   outbox::v1::Checkpoint m;
   m.set_end_lsn(c.end_lsn.value());
   m.set_xid(c.xid);
   SetTimestamp(m.mutable_commit_time(), c.commit_time);
   SetTimestamp(m.mutable_written_at(), written_at);
   m.set_transactional_id(std::string(transactional_id));
-  m.set_kafka_transaction(std::string(kafka_transaction));
   return m.SerializeAsString();
 }
 

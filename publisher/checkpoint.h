@@ -35,13 +35,9 @@ struct Checkpoint {
   bool operator==(const Checkpoint&) const = default;
 };
 
-// The header naming, on every record of a Kafka transaction, that transaction; the
-// checkpoint it commits with names it too (field kafka_transaction).
-inline constexpr char kKafkaTransactionHeader[] = "kafka_transaction";
-
 // The record value (a serialized outbox.v1.Checkpoint).
 std::string EncodeCheckpoint(const Checkpoint& checkpoint, absl::string_view transactional_id,
-                             absl::Time written_at, absl::string_view kafka_transaction = "");
+                             absl::Time written_at);
 // kDataLoss when `value` is not a checkpoint, or one of another transactional id.
 [[nodiscard]] absl::StatusOr<Checkpoint> DecodeCheckpoint(absl::string_view value,
                                                           absl::string_view transactional_id);

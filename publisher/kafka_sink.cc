@@ -186,17 +186,11 @@ absl::StatusOr<KafkaSink::ClusterMetadata> KafkaSink::ReadMetadata(
   return out;
 }
 
-absl::Status ProduceRecord(rd_kafka_t* rk, const OutboxRecord& r, void* opaque,
-                           const std::pair<std::string, std::string>* extra) {
-  rd_kafka_headers_t* headers = rd_kafka_headers_new(r.headers.size() + 1);
+absl::Status ProduceRecord(rd_kafka_t* rk, const OutboxRecord& r, void* opaque) {
+  rd_kafka_headers_t* headers = rd_kafka_headers_new(r.headers.size());
   for (const auto& [name, value] : r.headers) {
     rd_kafka_header_add(headers, name.data(), static_cast<ssize_t>(name.size()),
                         value.data(), static_cast<ssize_t>(value.size()));
-  }
-  if (extra != nullptr) {
-    rd_kafka_header_add(headers, extra->first.data(),
-                        static_cast<ssize_t>(extra->first.size()), extra->second.data(),
-                        static_cast<ssize_t>(extra->second.size()));
   }
   rd_kafka_resp_err_t err = rd_kafka_producev(
       rk, RD_KAFKA_V_TOPIC(r.topic.c_str()), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),

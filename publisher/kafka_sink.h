@@ -37,11 +37,9 @@ absl::StatusOr<rd_kafka_conf_t*> NewProducerConf(
 // publisher decides is logged as error.
 LogLevel FromSyslog(int level);
 
-// Queues `record` on `rk` with `opaque` for its delivery report, and `extra` as
-// one more header when given. OK, or kResourceExhausted when the local queue is
-// full, or KafkaErrorStatus's classes.
-absl::Status ProduceRecord(rd_kafka_t* rk, const OutboxRecord& record, void* opaque,
-                           const std::pair<std::string, std::string>* extra = nullptr);
+// Queues `record` on `rk` with `opaque` for its delivery report. OK, or
+// kResourceExhausted when the local queue is full, or KafkaErrorStatus's classes.
+absl::Status ProduceRecord(rd_kafka_t* rk, const OutboxRecord& record, void* opaque);
 
 // Maps a librdkafka error code to the Status classes of Delivery.
 absl::Status KafkaErrorStatus(int rd_kafka_resp_err, absl::string_view what);

@@ -4,7 +4,6 @@
 #include <librdkafka/rdkafka.h>
 
 #include <limits>
-#include <random>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -37,12 +36,7 @@ void KafkaTransactions::OnDeliveryReport(rd_kafka_t*, const rd_kafka_message_t* 
 }
 
 KafkaTransactions::KafkaTransactions(Logger& log, std::string id, std::string topic)
-    : log_(log),
-      transactional_id_(std::move(id)),
-      checkpoint_topic_(std::move(topic)),
-      instance_(absl::StrCat(
-          absl::Hex((uint64_t{std::random_device{}()} << 32) | std::random_device{}(),
-                    absl::kZeroPad16))) {}
+    : log_(log), transactional_id_(std::move(id)), checkpoint_topic_(std::move(topic)) {}
 
 absl::StatusOr<std::unique_ptr<KafkaTransactions>> KafkaTransactions::Create(
     const Config& config, Logger& log, std::string transactional_id,
@@ -129,8 +123,6 @@ absl::Status KafkaTransactions::Init(absl::Duration timeout) {
 }
 
 absl::Status KafkaTransactions::Begin() {
-  transaction_header_ = {kKafkaTransactionHeader,
-                         absl::StrCat(instance_, ".", ++sequence_)};
   proof_.Begin();
   return FromError(rd_kafka_begin_transaction(rk_), "beginning a Kafka transaction");
 }
@@ -140,8 +132,7 @@ absl::Status KafkaTransactions::Produce(const OutboxRecord& r) { return Queue(r)
 absl::Status KafkaTransactions::Queue(const OutboxRecord& r) {
   // Every record has a delivery report: a successful commit_transaction() is no
   // proof that each was stored (transaction_proof.h).
-  absl::Status s = ProduceRecord(rk_, r, reinterpret_cast<void*>(proof_.generation()),
-                                 &transaction_header_);
+  absl::Status s = ProduceRecord(rk_, r, reinterpret_cast<void*>(proof_.generation()));
   if (s.ok()) {
     proof_.Expect();
     return s;
@@ -184,8 +175,7 @@ absl::Status KafkaTransactions::Commit(const Checkpoint& checkpoint,
   OutboxRecord c;
   c.topic = checkpoint_topic_;
   c.key = transactional_id_;
-  c.value = EncodeCheckpoint(checkpoint, transactional_id_, absl::Now(),
-                             transaction_header_.second);
+  c.value = EncodeCheckpoint(checkpoint, transactional_id_, absl::Now());
   c.timestamp_ms = absl::ToUnixMillis(absl::Now());
   s = Queue(c);
   if (!s.ok()) return s;

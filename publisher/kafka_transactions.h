@@ -68,11 +68,6 @@ class KafkaTransactions : public TransactionLog {
   Logger& log_;
   std::string transactional_id_;
   std::string checkpoint_topic_;
-  // The open Kafka transaction's name, as header kKafkaTransactionHeader on its
-  // records and in its checkpoint: this producer's random instance, a sequence.
-  std::string instance_;
-  uint64_t sequence_ = 0;
-  std::pair<std::string, std::string> transaction_header_;
   // Which records of the open transaction the broker is proven to hold.
   TransactionProof proof_;
   rd_kafka_t* rk_ = nullptr;

@@ -30,7 +30,6 @@ struct Delivered {
   int64_t offset = 0;
   uint64_t commit_lsn = 0;        // Envelope source.commit_lsn.
   uint64_t lsn = 0;               // Envelope source.lsn.
-  std::string kafka_transaction;  // Header of --delivery=exactly-once, else empty.
 };
 
 // The first delivery of each id (its lowest offset), from every delivery.

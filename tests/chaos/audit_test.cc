@@ -10,7 +10,7 @@ namespace {
 
 Delivered D(std::string id, int32_t partition, int64_t offset, uint64_t commit_lsn,
             uint64_t lsn = 0) {
-  return {std::move(id), partition, offset, commit_lsn, lsn, {}};
+  return {std::move(id), partition, offset, commit_lsn, lsn};
 }
 
 ConfirmationSample S(uint64_t confirmed, std::map<int32_t, int64_t> high) {

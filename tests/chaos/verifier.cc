@@ -53,11 +53,8 @@ void Verifier::Collect() {
       ++undecodable_;
       continue;
     }
-    Delivered d{e.id(),           r.partition, r.offset, e.source().commit_lsn(),
-                e.source().lsn(), {}};
-    for (const auto& [name, value] : r.headers)
-      if (name == "kafka_transaction") d.kafka_transaction = value;
-    all_.push_back(std::move(d));
+    all_.push_back(
+        {e.id(), r.partition, r.offset, e.source().commit_lsn(), e.source().lsn()});
     first_seen_.emplace(e.id(), now);
   }
   seen_ = records.size();

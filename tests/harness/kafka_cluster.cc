@@ -71,23 +71,21 @@ absl::Status KafkaCluster::MoveLeader(const std::string& topic, int partition,
 absl::Status KafkaCluster::CreateTopic(const std::string& name, int partitions,
                                        int replication,
                                        const std::map<std::string, std::string>& configs,
-                                       const std::vector<int>& replicas) {
+                                       const std::vector<std::vector<int>>& assignment) {
   absl::StatusOr<Client> client = NewClient(bootstrap_);
   if (!client.ok()) return client.status();
   char err[512];
   rd_kafka_NewTopic_t* topic = rd_kafka_NewTopic_new(
-      name.c_str(), partitions, replicas.empty() ? replication : -1, err, sizeof(err));
+      name.c_str(), partitions, assignment.empty() ? replication : -1, err, sizeof(err));
   if (topic == nullptr) return absl::InvalidArgumentError(err);
   for (const auto& [key, value] : configs)
     rd_kafka_NewTopic_set_config(topic, key.c_str(), value.c_str());
-  if (!replicas.empty()) {
-    std::vector<int32_t> ids(replicas.begin(), replicas.end());
-    for (int p = 0; p < partitions; ++p) {
-      if (rd_kafka_NewTopic_set_replica_assignment(topic, p, ids.data(), ids.size(), err,
-                                                   sizeof(err)) != 0) {
-        rd_kafka_NewTopic_destroy(topic);
-        return absl::InvalidArgumentError(err);
-      }
+  for (int p = 0; p < static_cast<int>(assignment.size()); ++p) {
+    std::vector<int32_t> ids(assignment[p].begin(), assignment[p].end());
+    if (rd_kafka_NewTopic_set_replica_assignment(topic, p, ids.data(), ids.size(), err,
+                                                 sizeof(err)) != 0) {
+      rd_kafka_NewTopic_destroy(topic);
+      return absl::InvalidArgumentError(err);
     }
   }
   rd_kafka_queue_t* queue = rd_kafka_queue_new(client->get());

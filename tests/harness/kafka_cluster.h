@@ -27,11 +27,12 @@ class KafkaCluster {
   const std::string& dir() const { return dir_; }
   int brokers() const { return brokers_; }
 
-  // Creates a topic through the Admin API; `replicas` names the brokers of every
-  // partition (its first is the preferred leader) instead of `replication`.
+  // Creates a topic through the Admin API. `assignment`, when given, names the
+  // brokers of each partition (the first is its preferred leader) instead of
+  // `replication`; its size is the number of partitions.
   absl::Status CreateTopic(const std::string& name, int partitions, int replication,
                            const std::map<std::string, std::string>& configs = {},
-                           const std::vector<int>& replicas = {});
+                           const std::vector<std::vector<int>>& assignment = {});
 
   // Fault hooks, broker ids 1..brokers().
   absl::Status Kill(int broker);     // kill -9
