@@ -44,6 +44,24 @@ ConnParams WithParam(ConnParams params, absl::string_view key, absl::string_view
   return params;
 }
 
+ConnParams WithDefaults(ConnParams params, const ConnParams& defaults) {
+  for (const auto& [key, value] : defaults) {
+    bool set = false;
+    for (const auto& p : params) set = set || p.first == key;
+    if (!set) params.emplace_back(key, value);
+  }
+  return params;
+}
+
+const ConnParams& SocketTimeoutDefaults() {
+  static const ConnParams* defaults = new ConnParams{{"keepalives", "1"},
+                                                     {"keepalives_idle", "30"},
+                                                     {"keepalives_interval", "10"},
+                                                     {"keepalives_count", "3"},
+                                                     {"tcp_user_timeout", "30000"}};
+  return *defaults;
+}
+
 std::string RedactConninfo(absl::string_view conninfo) {
   absl::StatusOr<ConnParams> params = ParseConninfo(conninfo);
   if (!params.ok()) return "<unparsable conninfo>";

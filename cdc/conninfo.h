@@ -23,6 +23,19 @@ using ConnParams = std::vector<std::pair<std::string, std::string>>;
 // Returns `params` with `key` set to `value`, replacing any earlier setting.
 ConnParams WithParam(ConnParams params, absl::string_view key, absl::string_view value);
 
+// Returns `params` with each of `defaults` added unless `params` sets that key.
+ConnParams WithDefaults(ConnParams params, const ConnParams& defaults);
+
+// What every connection of the publisher gets unless its conninfo says otherwise
+// (issue 17): a peer that goes silent without closing (a NAT or firewall that
+// dropped its state, a paused VM) is noticed in bounded time instead of never.
+//   keepalives=1, keepalives_idle=30, keepalives_interval=10, keepalives_count=3:
+//     an idle connection whose peer is gone fails after about 60 s;
+//   tcp_user_timeout=30000: data written to a peer that acknowledges nothing
+//     (a standby status update, a query) fails the connection after 30 s.
+// TCP only: libpq ignores them on Unix-domain sockets.
+const ConnParams& SocketTimeoutDefaults();
+
 // The conninfo for logs: every password replaced by "********". A string that does
 // not parse is shown only as "<unparsable conninfo>", since it may hold a secret.
 std::string RedactConninfo(absl::string_view conninfo);

@@ -48,14 +48,11 @@ absl::StatusOr<std::unique_ptr<SqlConnection>> SqlConnection::Connect(
   ASSIGN_OR_RETURN(ConnParams params, ParseConninfo(conninfo));
   if (mode == Mode::kReplication)
     params = WithParam(std::move(params), "replication", "database");
-  auto has = [&](absl::string_view key) {
-    return std::any_of(params.begin(), params.end(),
-                       [&](const auto& p) { return p.first == key; });
-  };
-  if (!has("application_name"))
-    params = WithParam(std::move(params), "application_name", application_name);
-  if (connect_timeout > 0 && !has("connect_timeout"))
-    params = WithParam(std::move(params), "connect_timeout", absl::StrCat(connect_timeout));
+  ConnParams defaults = SocketTimeoutDefaults();
+  defaults.emplace_back("application_name", std::string(application_name));
+  if (connect_timeout > 0)
+    defaults.emplace_back("connect_timeout", absl::StrCat(connect_timeout));
+  params = WithDefaults(std::move(params), defaults);
   std::vector<const char*> keys, values;
   for (const auto& [k, v] : params) {
     keys.push_back(k.c_str());

@@ -32,9 +32,10 @@ class SqlConnection {
   enum class Mode { kPlain, kReplication };
 
   // Connects with `conninfo` (key=value string or URI; "" = PG* environment). In
-  // kReplication mode it adds replication=database. application_name and
-  // connect_timeout (seconds, 0 = libpq's default: wait forever) apply unless the
-  // conninfo sets them. The error message carries the conninfo with its password
+  // kReplication mode it adds replication=database. application_name,
+  // connect_timeout (seconds, 0 = libpq's default: wait forever) and the TCP
+  // keepalive and user-timeout defaults (conninfo.h) apply unless the conninfo
+  // sets them. The error message carries the conninfo with its password
   // redacted.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<SqlConnection>> Connect(
       const std::string& conninfo, Mode mode,
