@@ -202,6 +202,15 @@ const std::vector<Flag>& Flags() {
                               ParseInterval("slot-check-interval", v));
              return absl::OkStatus();
            }},
+      Flag{"replication-timeout",
+           "drop and re-open the replication connection after this long without a "
+           "message from the server (a half-open connection never stalls the publisher)",
+           false,
+           [](Config& c, absl::string_view v) -> absl::Status {
+             ASSIGN_OR_RETURN(c.replication_timeout,
+                              ParseInterval("replication-timeout", v));
+             return absl::OkStatus();
+           }},
       Flag{"delivery", "at-least-once, or exactly-once (Kafka transactions)", false,
            [](Config& c, absl::string_view v) -> absl::Status {
              if (v == "at-least-once") {
@@ -452,6 +461,7 @@ std::vector<Field> DescribeConfig(const Config& c) {
       {"metrics-address", c.metrics_address},
       {"max-retained-wal", c.max_retained_wal},
       {"slot-check-interval", absl::FormatDuration(c.slot_check_interval)},
+      {"replication-timeout", absl::FormatDuration(c.replication_timeout)},
       {"delivery", std::string(c.delivery == DeliveryMode::kExactlyOnce ? "exactly-once"
                                                                        : "at-least-once")},
       {"transactional-id", TransactionalId(c)},

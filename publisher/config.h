@@ -66,6 +66,9 @@ struct Config {
   std::string metrics_address = "127.0.0.1";
   int64_t max_retained_wal = int64_t{1} << 30;  // Bytes; warn above.
   absl::Duration slot_check_interval = absl::Seconds(10);
+  // Drop and re-open the replication connection after this long without a word
+  // from the server (issue 17; PostgreSQL's wal_receiver_timeout).
+  absl::Duration replication_timeout = absl::Seconds(60);
   // Exactly-once delivery (SPEC.md "Exactly-once delivery").
   DeliveryMode delivery = DeliveryMode::kAtLeastOnce;
   std::string transactional_id;  // "" = outbox-publisher.{slot} (TransactionalId()).

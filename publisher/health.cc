@@ -11,16 +11,27 @@ HealthVerdict JudgeHealth(const HealthInputs& in, absl::Time now, absl::Duration
                        ? "not streaming"
                        : absl::StrCat("not streaming: ", in.not_streaming_reason)};
   }
+  if (in.replication_timeout > absl::ZeroDuration() &&
+      now - in.last_heard >= in.replication_timeout) {
+    return {false,
+            absl::StrCat(
+                "the replication connection has been silent for ",
+                absl::FormatDuration(absl::Trunc(now - in.last_heard, absl::Seconds(1))),
+                " (--replication-timeout ", absl::FormatDuration(in.replication_timeout),
+                "): reconnecting")};
+  }
   // Stalled: something has waited for `stall`, and nothing at all was acknowledged
   // in that time (a busy publisher acknowledges continuously even when its oldest
   // message is old; a publisher that just got work after a quiet hour has an old
   // last_ack but a young oldest message).
-  bool waited = in.in_flight > 0 && in.oldest_unacked && now - *in.oldest_unacked >= stall;
+  bool waited =
+      in.in_flight > 0 && in.oldest_unacked && now - *in.oldest_unacked >= stall;
   bool silent = !in.last_ack || now - *in.last_ack >= stall;
   if (waited && silent) {
-    return {false, absl::StrCat(in.in_flight, " message(s) in flight and none acknowledged for ",
-                                absl::FormatDuration(stall),
-                                ": check the Kafka brokers and the stats log line")};
+    return {false,
+            absl::StrCat(in.in_flight, " message(s) in flight and none acknowledged for ",
+                         absl::FormatDuration(stall),
+                         ": check the Kafka brokers and the stats log line")};
   }
   return {true, "ok"};
 }

@@ -1,8 +1,9 @@
 // Health: is the publisher doing its job right now? Pure: the caller passes the
 // facts and the time. /healthz answers from this (SPEC.md "Operations"):
 //   200 "ok"  while a replication session streams and acknowledgements progress;
-//   503 with a one-line reason otherwise: not streaming (and why, when known), or
-//       messages in flight and none acknowledged for `stall` (30 s).
+//   503 with a one-line reason otherwise: not streaming (and why, when known),
+//       the replication connection silent for --replication-timeout, or messages
+//       in flight and none acknowledged for `stall` (30 s).
 #ifndef PUBLISHER_HEALTH_H_
 #define PUBLISHER_HEALTH_H_
 
@@ -20,6 +21,8 @@ struct HealthInputs {
   uint64_t in_flight = 0;
   std::optional<absl::Time> oldest_unacked;  // Enqueue time of the oldest waiting.
   std::optional<absl::Time> last_ack;
+  absl::Time last_heard = absl::InfinitePast();  // Last message from the server.
+  absl::Duration replication_timeout;            // Zero: silence is not judged.
 };
 
 struct HealthVerdict {

@@ -91,7 +91,8 @@ HealthVerdict Metrics::Health(absl::Time now) const {
 
 HealthVerdict Metrics::HealthLocked(absl::Time now) const {
   return JudgeHealth({relay_.streaming, not_streaming_reason_, relay_.in_flight_messages,
-                      relay_.oldest_unacked, relay_.stats.last_ack},
+                      relay_.oldest_unacked, relay_.stats.last_ack, relay_.last_heard,
+                      relay_.replication_timeout},
                      now);
 }
 
@@ -157,6 +158,11 @@ std::string Metrics::RenderPrometheus(absl::Time now) const {
          snap.oldest_unacked
              ? std::max(0.0, absl::ToDoubleSeconds(now - *snap.oldest_unacked))
              : 0.0);
+  Family(&out, "replication_silence_seconds", "gauge",
+         "seconds since the PostgreSQL server last sent anything on the replication "
+         "connection (0 when not streaming); the connection is dropped at "
+         "--replication-timeout",
+         snap.streaming ? std::max(0.0, absl::ToDoubleSeconds(now - snap.last_heard)) : 0.0);
   if (slot_retained_bytes_) {
     Family(&out, "slot_retained_wal_bytes", "gauge",
            "WAL the replication slot keeps on the server's disk", *slot_retained_bytes_);

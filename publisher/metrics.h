@@ -75,6 +75,8 @@ struct RelaySnapshot {
   uint64_t in_flight_messages = 0;
   uint64_t in_flight_bytes = 0;
   std::optional<absl::Time> oldest_unacked;
+  absl::Time last_heard = absl::InfinitePast();  // Last message from the server.
+  absl::Duration replication_timeout;            // --replication-timeout.
 };
 
 class Metrics {

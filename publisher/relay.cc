@@ -23,11 +23,15 @@ RelayOptions RelayOptions::FromConfig(const Config& c, std::string database) {
   o.stats_interval = c.stats_interval;
   o.database = std::move(database);
   o.message_prefix = c.message_prefix;
+  o.replication_timeout = c.replication_timeout;
   return o;
 }
 
 Relay::Relay(RelayOptions options, Logger& log, Clock clock)
-    : options_(std::move(options)), log_(log), clock_(clock) {}
+    : options_(std::move(options)),
+      log_(log),
+      clock_(clock),
+      silence_(options_.replication_timeout) {}
 
 absl::Status Relay::Run(cdc::WalStream& stream, Sink& sink,
                         const std::atomic<bool>& stop) {
@@ -50,6 +54,7 @@ absl::Status Relay::Run(cdc::WalStream& stream, Sink& sink,
   absl::Time now = clock_();
   next_status_ = now + options_.status_interval;
   next_stats_ = now + options_.stats_interval;
+  silence_.Start(now);
   PublishMetrics(true);
   while (!stop.load()) {
     PollSink(absl::ZeroDuration());
@@ -76,13 +81,17 @@ absl::Status Relay::Run(cdc::WalStream& stream, Sink& sink,
     absl::Time wake = std::min({next_status_, next_stats_, now + absl::Milliseconds(100),
                                 sink.next_deadline()});
     if (paused_) {
+      silence_.Pause(now);
       PollSink(std::max(wake - now, absl::ZeroDuration()));
     } else {
       absl::StatusOr<std::optional<cdc::ServerMessage>> m = stream_->Read(wake);
       if (!m.ok()) return Finish(m.status(), false);
       if (m->has_value()) {
+        silence_.Heard(now);
         absl::Status s = HandleServerMessage(**m);
         if (!s.ok()) return Finish(s, !absl::IsUnavailable(s));
+      } else if (silence_.Expired(clock_())) {
+        return Finish(SilentServer(), false);
       }
     }
     if (!fatal_.ok()) return Finish(fatal_, true);
@@ -105,6 +114,8 @@ void Relay::PublishMetrics(bool streaming) {
   m.in_flight_messages = tracker_.in_flight_messages();
   m.in_flight_bytes = tracker_.in_flight_bytes();
   m.oldest_unacked = tracker_.oldest_unacknowledged();
+  m.last_heard = silence_.last_heard();
+  m.replication_timeout = options_.replication_timeout;
   metrics_->PublishRelay(m);
 }
 
@@ -365,8 +376,11 @@ absl::Status Relay::MaybeSendStatus(bool force) {
       confirmable > stats_.confirmed && now - last_status_ >= options_.min_status_gap;
   if (!force && !periodic && !advanced) return absl::OkStatus();
   // When idle, the periodic update asks for a keepalive: its WAL end is then
-  // confirmable, so an idle outbox never pins WAL.
-  RETURN_IF_ERROR(stream_->SendStatus(confirmable, periodic && tracker_.idle()));
+  // confirmable, so an idle outbox never pins WAL. It asks too when the server has
+  // been quiet for a status interval: a live server answers at once, so only a
+  // dead path stays silent for --replication-timeout.
+  bool ask = periodic && (tracker_.idle() || silence_.silent(now) >= options_.status_interval);
+  RETURN_IF_ERROR(stream_->SendStatus(confirmable, ask));
   stats_.confirmed = std::max(stats_.confirmed, confirmable);
   last_status_ = now;
   next_status_ = now + options_.status_interval;
@@ -392,6 +406,7 @@ void Relay::MaybeLogStats(bool force) {
              {"lag_bytes", lag},
              {"oldest_unacked_age_ms",
               oldest ? absl::ToInt64Milliseconds(now - *oldest) : int64_t{0}},
+             {"server_silent_ms", absl::ToInt64Milliseconds(silence_.silent(now))},
              {"transactions", stats_.transactions},
              {"rows_skipped", stats_.rows_skipped},
              {"paused", paused_},
@@ -403,6 +418,20 @@ void Relay::Drain(absl::Time deadline) {
   while (sink_->outstanding() > 0 && clock_() < deadline) {
     PollSink(std::min(absl::Milliseconds(100), deadline - clock_()));
   }
+}
+
+absl::Status Relay::SilentServer() {
+  absl::Duration silent = silence_.silent(clock_());
+  log_.Warn(
+      "the replication connection is silent: no message from PostgreSQL within "
+      "--replication-timeout (a dropped NAT or firewall entry, a paused server, a "
+      "half-open connection); dropping it and reconnecting",
+      {{"silent_ms", absl::ToInt64Milliseconds(silent)},
+       {"replication_timeout", absl::FormatDuration(options_.replication_timeout)}});
+  return absl::UnavailableError(absl::StrCat(
+      "the replication connection was silent for ", absl::FormatDuration(silent),
+      " (--replication-timeout ", absl::FormatDuration(options_.replication_timeout),
+      "): reconnecting"));
 }
 
 absl::Status Relay::Finish(absl::Status why, bool drain) {

@@ -38,6 +38,7 @@
 #include "publisher/mapper.h"
 #include "publisher/message_events.h"
 #include "publisher/metrics.h"
+#include "publisher/silence_watch.h"
 #include "publisher/sink.h"
 
 namespace publisher {
@@ -64,6 +65,9 @@ struct RelayOptions {
   // Transactional logical decoding messages with this prefix are outbox events
   // too (--message-prefix; "" = none).
   std::string message_prefix;
+  // A run ends with kUnavailable after this long without a message from the
+  // server (--replication-timeout; silence_watch.h). Zero: never.
+  absl::Duration replication_timeout;
 
   static RelayOptions FromConfig(const Config& config, std::string database);
 };
@@ -141,6 +145,9 @@ class Relay {
   // Serves delivery reports until the sink has none outstanding or the deadline.
   void Drain(absl::Time deadline);
   absl::Status Finish(absl::Status why, bool drain);
+  // The server said nothing for --replication-timeout: logs why, returns the
+  // kUnavailable that makes the supervisor reconnect.
+  absl::Status SilentServer();
 
   RelayOptions options_;
   cdc::WalStream* stream_ = nullptr;         // During Run only.
@@ -159,6 +166,7 @@ class Relay {
   absl::Status fatal_;  // Set by delivery handling; ends Run.
   RelayStats stats_;
   bool paused_ = false;
+  SilenceWatch silence_;
   absl::Time last_status_ = absl::InfinitePast();
   absl::Time next_status_ = absl::InfinitePast();
   absl::Time next_stats_ = absl::InfinitePast();

@@ -54,6 +54,7 @@ TEST(ConfigTest, DefaultsMatchTheSpec) {
   EXPECT_EQ(c.metrics_address, "127.0.0.1");
   EXPECT_EQ(c.max_retained_wal, int64_t{1} << 30);
   EXPECT_EQ(c.slot_check_interval, absl::Seconds(10));
+  EXPECT_EQ(c.replication_timeout, absl::Seconds(60));
   EXPECT_EQ(c.delivery, DeliveryMode::kAtLeastOnce);
   EXPECT_EQ(TransactionalId(c), "outbox-publisher.outbox_publisher");
   EXPECT_EQ(c.checkpoint_topic, "outbox.checkpoints");
@@ -102,14 +103,18 @@ TEST(ConfigTest, BadExactlyOnceValuesNameTheFlag) {
 TEST(ConfigTest, OperationsFlags) {
   absl::StatusOr<Config> c =
       Parse({"--check", "--metrics-port", "9187", "--metrics-address=0.0.0.0",
-             "--max-retained-wal", "512MB", "--slot-check-interval", "2s"});
+             "--max-retained-wal", "512MB", "--slot-check-interval", "2s",
+             "--replication-timeout", "15s"});
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_TRUE(c->check);
   EXPECT_EQ(c->metrics_port, 9187);
   EXPECT_EQ(c->metrics_address, "0.0.0.0");
   EXPECT_EQ(c->max_retained_wal, int64_t{512} << 20);
   EXPECT_EQ(c->slot_check_interval, absl::Seconds(2));
+  EXPECT_EQ(c->replication_timeout, absl::Seconds(15));
   EXPECT_EQ(Parse({}, {{"OUTBOX_METRICS_PORT", "9000"}})->metrics_port, 9000);
+  EXPECT_EQ(Parse({}, {{"OUTBOX_REPLICATION_TIMEOUT", "2m"}})->replication_timeout,
+            absl::Minutes(2));
 }
 
 TEST(ConfigTest, BadOperationsValuesNameTheFlag) {
@@ -118,7 +123,9 @@ TEST(ConfigTest, BadOperationsValuesNameTheFlag) {
            {"--metrics-port", "x"},
            {"--max-retained-wal", "1XB"},
            {"--max-retained-wal", "0"},
-           {"--slot-check-interval", "0s"}}) {
+           {"--slot-check-interval", "0s"},
+           {"--replication-timeout", "0s"},
+           {"--replication-timeout", "soon"}}) {
     absl::StatusOr<Config> c = Parse({flag, value});
     ASSERT_FALSE(c.ok()) << flag << " " << value;
     EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);

@@ -13,6 +13,15 @@ absl::StatusOr<std::optional<cdc::ServerMessage>> FakeWalStream::Read(
     return s;
   }
   while (!steps_.empty()) {
+    if (Step& front = steps_.front(); front.silence > absl::ZeroDuration()) {
+      if (!front.silent_until) front.silent_until = clock_.Now() + front.silence;
+      if (clock_.Now() < *front.silent_until) {
+        clock_.AdvanceTo(std::min(deadline, *front.silent_until));
+        return std::optional<cdc::ServerMessage>();
+      }
+      steps_.pop_front();
+      continue;
+    }
     Step step = std::move(steps_.front());
     steps_.pop_front();
     if (step.action) {

@@ -32,8 +32,14 @@ class FakeWalStream : public cdc::WalStream {
  public:
   FakeWalStream(FakeClock& clock, std::atomic<bool>& stop) : clock_(clock), stop_(stop) {}
 
-  void Message(std::string bytes) { steps_.push_back({std::move(bytes), nullptr}); }
-  void Action(std::function<void()> f) { steps_.push_back({std::nullopt, std::move(f)}); }
+  void Message(std::string bytes) {
+    steps_.push_back({std::move(bytes), nullptr, absl::ZeroDuration(), std::nullopt});
+  }
+  void Action(std::function<void()> f) {
+    steps_.push_back({std::nullopt, std::move(f), absl::ZeroDuration(), std::nullopt});
+  }
+  // The server says nothing for `d`: reads wait out their deadlines meanwhile.
+  void Silence(absl::Duration d) { steps_.push_back({std::nullopt, nullptr, d, std::nullopt}); }
 
   absl::StatusOr<std::optional<cdc::ServerMessage>> Read(absl::Time deadline) override;
   absl::Status SendStatus(cdc::Lsn flush, bool reply_requested) override;
@@ -59,6 +65,8 @@ class FakeWalStream : public cdc::WalStream {
   struct Step {
     std::optional<std::string> bytes;
     std::function<void()> action;
+    absl::Duration silence = absl::ZeroDuration();
+    std::optional<absl::Time> silent_until;  // Set when the silence begins.
   };
   FakeClock& clock_;
   std::atomic<bool>& stop_;

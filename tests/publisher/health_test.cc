@@ -10,39 +10,64 @@ using ::testing::HasSubstr;
 
 const absl::Time kNow = absl::FromUnixSeconds(1'800'000'000);
 
+// Inputs without the replication-silence facts (not judged).
+HealthInputs In(bool streaming, std::string reason, uint64_t in_flight,
+                std::optional<absl::Time> oldest, std::optional<absl::Time> last_ack) {
+  HealthInputs in;
+  in.streaming = streaming;
+  in.not_streaming_reason = std::move(reason);
+  in.in_flight = in_flight;
+  in.oldest_unacked = oldest;
+  in.last_ack = last_ack;
+  return in;
+}
+
 TEST(HealthTest, StreamingWithNothingInFlightIsHealthy) {
-  HealthVerdict v = JudgeHealth({true, "", 0, std::nullopt, std::nullopt}, kNow);
+  HealthVerdict v = JudgeHealth(In(true, "", 0, std::nullopt, std::nullopt), kNow);
   EXPECT_TRUE(v.ok);
   EXPECT_EQ(v.reason, "ok");
 }
 
 TEST(HealthTest, NotStreamingSaysWhy) {
-  HealthVerdict v = JudgeHealth(
-      {false, "standing by: another publisher holds the slot", 0, std::nullopt,
-       std::nullopt},
-      kNow);
+  HealthVerdict v = JudgeHealth(In(false, "standing by: another publisher holds the slot",
+                                   0, std::nullopt, std::nullopt),
+                                kNow);
   EXPECT_FALSE(v.ok);
   EXPECT_EQ(v.reason, "not streaming: standing by: another publisher holds the slot");
-  EXPECT_EQ(JudgeHealth({}, kNow).reason, "not streaming");
+  EXPECT_EQ(JudgeHealth(HealthInputs{}, kNow).reason, "not streaming");
 }
 
 TEST(HealthTest, InFlightWithoutAcknowledgementsForThirtySecondsIsUnhealthy) {
   HealthVerdict v = JudgeHealth(
-      {true, "", 7, kNow - absl::Seconds(31), kNow - absl::Seconds(45)}, kNow);
+      In(true, "", 7, kNow - absl::Seconds(31), kNow - absl::Seconds(45)), kNow);
   EXPECT_FALSE(v.ok);
-  EXPECT_THAT(v.reason, HasSubstr("7 message(s) in flight and none acknowledged for 30s"));
+  EXPECT_THAT(v.reason,
+              HasSubstr("7 message(s) in flight and none acknowledged for 30s"));
   // Never acknowledged anything at all.
-  EXPECT_FALSE(JudgeHealth({true, "", 1, kNow - absl::Seconds(30), std::nullopt}, kNow).ok);
+  EXPECT_FALSE(
+      JudgeHealth(In(true, "", 1, kNow - absl::Seconds(30), std::nullopt), kNow).ok);
 }
 
 TEST(HealthTest, RecentAcknowledgementsOrYoungWorkAreHealthy) {
   // A busy publisher: the oldest waits long, but acknowledgements keep coming.
-  EXPECT_TRUE(JudgeHealth({true, "", 9, kNow - absl::Minutes(2), kNow - absl::Seconds(1)},
-                          kNow)
-                  .ok);
+  EXPECT_TRUE(
+      JudgeHealth(In(true, "", 9, kNow - absl::Minutes(2), kNow - absl::Seconds(1)), kNow)
+          .ok);
   // Work that arrived after a quiet hour: the last acknowledgement is old.
   EXPECT_TRUE(
-      JudgeHealth({true, "", 3, kNow - absl::Seconds(29), kNow - absl::Hours(1)}, kNow).ok);
+      JudgeHealth(In(true, "", 3, kNow - absl::Seconds(29), kNow - absl::Hours(1)), kNow)
+          .ok);
+}
+
+TEST(HealthTest, ASilentReplicationConnectionIsUnhealthyOnceItPassesTheTimeout) {
+  HealthInputs in = In(true, "", 0, std::nullopt, std::nullopt);
+  in.replication_timeout = absl::Seconds(60);
+  in.last_heard = kNow - absl::Seconds(59);
+  EXPECT_TRUE(JudgeHealth(in, kNow).ok);
+  in.last_heard = kNow - absl::Seconds(61);
+  HealthVerdict v = JudgeHealth(in, kNow);
+  EXPECT_FALSE(v.ok);
+  EXPECT_THAT(v.reason, HasSubstr("silent for 1m1s (--replication-timeout 1m)"));
 }
 
 }  // namespace

@@ -156,6 +156,35 @@ TEST_F(RelayTest, IdleStreamConfirmsTheKeepaliveWalEndAndAsksForKeepalives) {
   EXPECT_TRUE(asked) << "an idle relay asks the server for its WAL end";
 }
 
+TEST_F(RelayTest, ASilentServerEndsTheRunSoTheSupervisorReconnects) {
+  // Issue 17: a half-open connection. Without the timeout the relay would wait
+  // forever; with it the run ends kUnavailable (reconnect) after the timeout, having
+  // asked the server for a keepalive meanwhile, and confirms nothing new.
+  options_.replication_timeout = absl::Seconds(60);
+  OneTransaction("a");
+  stream_.Silence(absl::Hours(1));
+  absl::Time start = clock_.Now();
+  absl::Status s = Run();
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
+  EXPECT_THAT(s.message(), HasSubstr("silent for 1m"));
+  EXPECT_GE(clock_.Now() - start, absl::Seconds(60));
+  EXPECT_LT(clock_.Now() - start, absl::Seconds(62));
+  bool asked = false;
+  for (const auto& st : stream_.statuses()) asked |= st.reply_requested;
+  EXPECT_TRUE(asked) << "a quiet server is asked to speak before it is given up";
+}
+
+TEST_F(RelayTest, SilenceShorterThanTheTimeoutIsFine) {
+  options_.replication_timeout = absl::Seconds(60);
+  stream_.Message(Keepalive(0x500));
+  stream_.Silence(absl::Seconds(50));
+  stream_.Message(Keepalive(0x600));
+  stream_.Silence(absl::Seconds(50));
+  stream_.Message(Keepalive(0x700));
+  EXPECT_TRUE(Run().ok());
+  EXPECT_EQ(stream_.max_flush(), Lsn(0x700));
+}
+
 TEST_F(RelayTest, KeepaliveInsideAnOpenTransactionIsNotConfirmed) {
   stream_.Message(Begin(1, 0x100));
   stream_.Message(OutboxRelation());
