@@ -14,6 +14,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
@@ -50,7 +51,8 @@ bool WaitFor(const std::function<bool()>& predicate, absl::Duration timeout) {
   return predicate();
 }
 
-absl::StatusOr<std::unique_ptr<MockKafka>> MockKafka::Start(int brokers) {
+absl::StatusOr<std::unique_ptr<CommandProcess>> CommandProcess::Start(
+    const std::vector<std::string>& argv, const std::string& key) {
   int to_child[2], from_child[2];
   if (pipe(to_child) != 0 || pipe(from_child) != 0)
     return absl::InternalError("pipe failed");
@@ -61,34 +63,35 @@ absl::StatusOr<std::unique_ptr<MockKafka>> MockKafka::Start(int brokers) {
     dup2(from_child[1], 1);
     close(to_child[1]);
     close(from_child[0]);
-    std::string path = BuildPath("mock-kafka");
-    std::string n = std::to_string(brokers);
-    execl(path.c_str(), path.c_str(), "--brokers", n.c_str(),
-          static_cast<char*>(nullptr));
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
     _exit(127);
   }
   close(to_child[0]);
   close(from_child[1]);
   fcntl(to_child[1], F_SETFD, FD_CLOEXEC);
   fcntl(from_child[0], F_SETFD, FD_CLOEXEC);
-  auto mock = std::unique_ptr<MockKafka>(new MockKafka());
-  mock->pid_ = pid;
-  mock->in_ = fdopen(to_child[1], "w");
-  mock->out_ = fdopen(from_child[0], "r");
+  auto p = std::unique_ptr<CommandProcess>(new CommandProcess());
+  p->pid_ = pid;
+  p->in_ = fdopen(to_child[1], "w");
+  p->out_ = fdopen(from_child[0], "r");
   char line[4096];
-  if (fgets(line, sizeof(line), mock->out_) == nullptr) {
-    return absl::InternalError("mock-kafka printed no bootstrap line");
+  if (fgets(line, sizeof(line), p->out_) == nullptr) {
+    return absl::InternalError(absl::StrCat(argv[0], " printed no ", key, "= line"));
   }
   absl::string_view l = absl::StripAsciiWhitespace(line);
-  if (!absl::ConsumePrefix(&l, "bootstrap=")) {
-    return absl::InternalError(absl::StrCat("unexpected mock-kafka output: ", line));
+  if (!absl::ConsumePrefix(&l, key + "=")) {
+    return absl::InternalError(
+        absl::StrCat("unexpected output of ", argv[0], ": ", line));
   }
-  mock->bootstrap_ = std::string(l);
-  return mock;
+  p->value_ = std::string(l);
+  return p;
 }
 
-MockKafka::~MockKafka() {
-  if (in_ != nullptr) fclose(in_);  // mock-kafka exits at end of stdin.
+CommandProcess::~CommandProcess() {
+  if (in_ != nullptr) fclose(in_);  // The child exits at end of stdin.
   if (out_ != nullptr) fclose(out_);
   if (pid_ > 0) {
     int status;
@@ -102,13 +105,40 @@ MockKafka::~MockKafka() {
   }
 }
 
-std::string MockKafka::Command(const std::string& line) {
+std::string CommandProcess::Command(const std::string& line) {
   fprintf(in_, "%s\n", line.c_str());
   fflush(in_);
   char answer[4096];
-  if (fgets(answer, sizeof(answer), out_) == nullptr) return "error: mock-kafka is gone";
+  if (fgets(answer, sizeof(answer), out_) == nullptr) return "error: the process is gone";
   return std::string(absl::StripAsciiWhitespace(answer));
 }
+
+absl::StatusOr<std::unique_ptr<MockKafka>> MockKafka::Start(int brokers) {
+  absl::StatusOr<std::unique_ptr<CommandProcess>> p = CommandProcess::Start(
+      {BuildPath("mock-kafka"), "--brokers", std::to_string(brokers)}, "bootstrap");
+  if (!p.ok()) return p.status();
+  return std::unique_ptr<MockKafka>(new MockKafka(*std::move(p)));
+}
+
+absl::StatusOr<std::unique_ptr<BlackholeProxy>> BlackholeProxy::Start(
+    const std::string& target) {
+  absl::StatusOr<std::unique_ptr<CommandProcess>> p =
+      CommandProcess::Start({BuildPath("blackhole-proxy"), target}, "port");
+  if (!p.ok()) return p.status();
+  int port = 0;
+  if (!absl::SimpleAtoi((*p)->value(), &port))
+    return absl::InternalError("blackhole-proxy printed no port");
+  return std::unique_ptr<BlackholeProxy>(new BlackholeProxy(*std::move(p), port));
+}
+
+absl::Status BlackholeProxy::Say(const std::string& command) {
+  std::string answer = process_->Command(command);
+  if (answer == "ok") return absl::OkStatus();
+  return absl::InternalError(absl::StrCat("blackhole-proxy ", command, ": ", answer));
+}
+absl::Status BlackholeProxy::Freeze() { return Say("freeze"); }
+absl::Status BlackholeProxy::Thaw() { return Say("thaw"); }
+absl::Status BlackholeProxy::Cut() { return Say("cut"); }
 
 absl::StatusOr<std::unique_ptr<Process>> Process::Start(
     const std::vector<std::string>& argv, const std::string& log_path) {

@@ -31,19 +31,60 @@ int FreeTcpPort();
 // Polls `predicate` every 20 ms until it holds or `timeout` passes.
 bool WaitFor(const std::function<bool()>& predicate, absl::Duration timeout);
 
-class MockKafka {
+// A child driven over its stdin: it first prints `KEY=value` on stdout, then
+// answers each command line with one line; it exits at end of stdin, so it dies
+// with the test that started it. Stopped by the destructor.
+class CommandProcess {
  public:
-  static absl::StatusOr<std::unique_ptr<MockKafka>> Start(int brokers = 1);
-  ~MockKafka();
-  const std::string& bootstrap() const { return bootstrap_; }
+  static absl::StatusOr<std::unique_ptr<CommandProcess>> Start(
+      const std::vector<std::string>& argv, const std::string& key);
+  ~CommandProcess();
+  const std::string& value() const { return value_; }  // Of the first line.
   // Sends one command line; returns its answer ("ok" or "error: ...").
   std::string Command(const std::string& line);
 
  private:
+  CommandProcess() = default;
   pid_t pid_ = -1;
   FILE* in_ = nullptr;
   FILE* out_ = nullptr;
-  std::string bootstrap_;
+  std::string value_;
+};
+
+// mock-kafka (tests/harness/mock_kafka.cc).
+class MockKafka {
+ public:
+  static absl::StatusOr<std::unique_ptr<MockKafka>> Start(int brokers = 1);
+  const std::string& bootstrap() const { return process_->value(); }
+  // Sends one command line; returns its answer ("ok" or "error: ...").
+  std::string Command(const std::string& line) { return process_->Command(line); }
+
+ private:
+  explicit MockKafka(std::unique_ptr<CommandProcess> p) : process_(std::move(p)) {}
+  std::unique_ptr<CommandProcess> process_;
+};
+
+// blackhole-proxy (tests/harness/blackhole_proxy.cc): forwards a loopback port to
+// `target` (HOST:PORT) until told to freeze its connections, which then forward
+// nothing either way and close nothing: a half-open connection, as a dropped NAT
+// entry or a paused peer leaves it.
+class BlackholeProxy {
+ public:
+  static absl::StatusOr<std::unique_ptr<BlackholeProxy>> Start(const std::string& target);
+  int port() const { return port_; }
+  // Freezes every connection open now; later connections are forwarded.
+  absl::Status Freeze();
+  // Forwards the frozen connections again.
+  absl::Status Thaw();
+  // Closes every connection (both sides see it end).
+  absl::Status Cut();
+
+ private:
+  BlackholeProxy(std::unique_ptr<CommandProcess> p, int port)
+      : process_(std::move(p)), port_(port) {}
+  absl::Status Say(const std::string& command);
+  std::unique_ptr<CommandProcess> process_;
+  int port_;
 };
 
 class Process {

@@ -1,0 +1,92 @@
+// Issue 17: a replication connection that goes silent without closing (a dropped
+// NAT entry, a paused server: blackhole-proxy freezes it) must not stall the
+// publisher. It notices within --replication-timeout, warns with the cause,
+// reconnects (standing by until the old walsender lets go of the slot), and
+// publishes every row; nothing is confirmed that the broker does not hold.
+#include <signal.h>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "tests/publisher/publisher_fixture.h"
+
+namespace publisher {
+namespace {
+
+using ::testing::HasSubstr;
+using testing_harness::BlackholeProxy;
+
+class SilentConnectionTest : public PublisherTest {
+ protected:
+  void SetUp() override {
+    PublisherTest::SetUp();
+    // The old walsender lets go of the slot 5 s after our last status update.
+    ASSERT_TRUE(sql_->Exec("ALTER SYSTEM SET wal_sender_timeout = '5s'").ok());
+    ASSERT_TRUE(sql_->Exec("SELECT pg_reload_conf()").ok());
+    proxy_ =
+        ValueOrDie(BlackholeProxy::Start(absl::StrCat("127.0.0.1:", cluster_->port())));
+  }
+
+  // The publisher's flags with --pg through the proxy.
+  std::vector<std::string> ThroughProxy(std::vector<std::string> extra) {
+    std::vector<std::string> argv = PublisherArgv(extra);
+    for (size_t i = 0; i + 1 < argv.size(); ++i) {
+      if (argv[i] == "--pg") {
+        argv[i + 1] = absl::StrCat("host=127.0.0.1 port=", proxy_->port(),
+                                   " user=postgres dbname=postgres connect_timeout=10");
+      }
+    }
+    return argv;
+  }
+
+  void Write(int rows) {
+    ASSERT_TRUE(
+        sql_->Exec(absl::StrCat("INSERT INTO outbox (aggregate_type, aggregate_id, "
+                                "event_type, payload) SELECT 'order', 'o-' || i, "
+                                "'E', '{}' FROM generate_series(1, ",
+                                rows, ") i"))
+            .ok());
+  }
+
+  std::unique_ptr<BlackholeProxy> proxy_;
+};
+
+TEST_F(SilentConnectionTest, AFrozenReplicationConnectionIsDroppedAndStreamingResumes) {
+  auto argv = ThroughProxy({"--replication-timeout", "5s"});
+  publisher_ = ValueOrDie(Process::Start(argv, log_path_));
+  ASSERT_TRUE(
+      WaitFor([&] { return absl::StrContains(publisher_->Log(), "\"streaming\""); },
+              absl::Seconds(60)))
+      << publisher_->Log();
+  auto consumer = StartConsumer();
+  Write(20);
+  ASSERT_TRUE(WaitFor([&] { return Confirmed() >= WalInsert(); }, absl::Seconds(60)));
+
+  ASSERT_TRUE(proxy_->Freeze().ok());
+  absl::Time frozen = absl::Now();
+  Write(20);
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return absl::StrContains(publisher_->Log(),
+                                 "the replication connection is silent");
+      },
+      absl::Seconds(60)))
+      << "the publisher never noticed the silent connection\n"
+      << publisher_->Log();
+  EXPECT_TRUE(WaitFor([&] { return Confirmed() >= WalInsert(); }, absl::Seconds(60)))
+      << "rows did not flow again after the silent connection\n"
+      << publisher_->Log();
+  absl::Duration recovered = absl::Now() - frozen;
+  EXPECT_LT(recovered, absl::Seconds(45)) << "replication timeout 5 s, walsender 5 s";
+  std::set<std::string> ids = DistinctIds(*consumer, 40);
+  EXPECT_EQ(ids.size(), 40u);
+  EXPECT_TRUE(publisher_->running()) << publisher_->Log();
+  ASSERT_TRUE(proxy_->Thaw().ok());
+  publisher_->Signal(SIGTERM);
+  EXPECT_EQ(publisher_->Wait(absl::Seconds(60)), 0) << publisher_->Log();
+  std::cerr << "silent replication connection: rows flowed again "
+            << absl::FormatDuration(recovered) << " after the freeze\n";
+}
+
+}  // namespace
+}  // namespace publisher
