@@ -48,17 +48,9 @@ tool() {
     -Dlog4j2.configurationFile="$dir/tool-log4j2.properties" "$cls" "$@"
 }
 
-free_port() {
-  local port
-  for _ in $(seq 1 100); do
-    port=$((20000 + RANDOM % 40000))
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-      echo "$port"
-      return 0
-    fi
-  done
-  die "no free port found"
-}
+# A loopback port nobody listens on now (pg_cluster.sh's; the JVM's bind is the
+# final check).
+free_port() { "$here/pg_cluster.sh" free-port; }
 
 # Every broker's client port, comma-separated.
 bootstrap() {
