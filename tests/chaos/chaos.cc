@@ -11,8 +11,11 @@
 // SIGTERM), injects broker faults (brokers.h: on the 3-broker mock cluster, all
 // down and up, Produce errors, leader moves, delays; on a real 3-node Apache Kafka
 // cluster with --broker kafka, a broker killed and restarted, a broker frozen, a
-// real leader move), restarts PostgreSQL, terminates the walsender, and starts a
-// second publisher on the same slot (which must take over when the first dies).
+// real leader move), restarts PostgreSQL, terminates the walsender, freezes every
+// publisher connection to PostgreSQL without closing it (blackhole: the publishers
+// reach PostgreSQL through blackhole-proxy, with --replication-timeout 5s and the
+// server's wal_sender_timeout 5s), and starts a second publisher on the same slot
+// (which must take over when the first dies).
 //
 // Schedules: `full` uses every fault kind. `no-pg-restart` never restarts
 // PostgreSQL (a restart sets a PostgreSQL 15 slot back to its last saved position,
@@ -137,15 +140,19 @@ int64_t CountInLogs(const std::string& dir, const std::string& needle) {
 // The publisher processes: a primary and, for a while, a standby on the same slot.
 class Publishers {
  public:
-  // `args`: flags every publisher gets besides the common ones.
-  Publishers(PgCluster& pg, const std::string& brokers, std::string dir,
+  // `pg`: the publishers' conninfo; `args`: flags every publisher gets besides the
+  // common ones.
+  Publishers(std::string pg, const std::string& brokers, std::string dir,
              std::vector<std::string> args)
-      : pg_(pg), brokers_(brokers), dir_(std::move(dir)), args_(std::move(args)) {}
+      : pg_(std::move(pg)),
+        brokers_(brokers),
+        dir_(std::move(dir)),
+        args_(std::move(args)) {}
 
   std::unique_ptr<Process> Launch() {
     std::vector<std::string> argv = {testing_harness::BuildPath("outbox-publisher"),
                                      "--pg",
-                                     pg_.conninfo(),
+                                     pg_,
                                      "--brokers",
                                      brokers_,
                                      "--status-interval",
@@ -211,7 +218,7 @@ class Publishers {
     return log.size() > 2000 ? log.substr(log.size() - 2000) : log;
   }
 
-  PgCluster& pg_;
+  std::string pg_;
   std::string brokers_, dir_;
   std::vector<std::string> args_;
   std::unique_ptr<Process> primary_, standby_;
@@ -415,7 +422,7 @@ std::vector<Missing> CommitLsnsOf(PgCluster& pg, const std::string& wal_start,
 // The fault kinds of a schedule. Every kind is injected once first, then at random.
 std::vector<std::string> FaultKinds(const Options& o, const ChaosBroker& broker) {
   std::vector<std::string> kinds = {"kill-9", "sigterm", "terminate-walsender",
-                                    "second-publisher"};
+                                    "second-publisher", "blackhole"};
   for (const std::string& k : broker.fault_kinds()) kinds.push_back(k);
   if (o.pg_restarts) kinds.push_back("pg-restart");
   return kinds;
@@ -433,7 +440,10 @@ int Main(int argc, char** argv) {
                                             : std::string("default")));
   // The WAL stays (wal_keep_size) so that the commit LSN of a row that never
   // arrived can be read from it at the end (pg_walinspect).
-  auto pg = Must(PgCluster::Start({"wal_keep_size=4GB"}), "start PostgreSQL");
+  // wal_sender_timeout 5 s: a walsender whose publisher went silent (blackhole)
+  // lets go of the slot soon, as the publishers' --replication-timeout 5s does.
+  auto pg = Must(PgCluster::Start({"wal_keep_size=4GB", "wal_sender_timeout=5s"}),
+                 "start PostgreSQL");
   auto sql = Must(pg->Connect(), "connect");
   if (!sql->Exec("CREATE EXTENSION pg_walinspect").ok()) Die("pg_walinspect");
   std::string wal_start =
@@ -475,7 +485,15 @@ int Main(int argc, char** argv) {
   if (o.writer != Options::WriterMode::kTable) {
     publisher_args.insert(publisher_args.end(), {"--message-prefix", "outbox"});
   }
-  Publishers publishers(*pg, broker->bootstrap(), log_dir, publisher_args);
+  // The publishers reach PostgreSQL through a proxy that the blackhole fault
+  // freezes: their connections go silent without closing (issue 17).
+  auto proxy =
+      Must(testing_harness::BlackholeProxy::Start(absl::StrCat("127.0.0.1:", pg->port())),
+           "start blackhole-proxy");
+  publisher_args.insert(publisher_args.end(), {"--replication-timeout", "5s"});
+  Publishers publishers(absl::StrCat("host=127.0.0.1 port=", proxy->port(),
+                                     " user=postgres dbname=postgres connect_timeout=10"),
+                        broker->bootstrap(), log_dir, publisher_args);
   publishers.EnsurePrimary();
   if (!WaitFor(
           [&] {
@@ -530,6 +548,12 @@ int Main(int argc, char** argv) {
       publishers.KillPrimary(SIGTERM);
     } else if (kind == "pg-restart") {
       if (!pg->Restart("fast").ok()) Die("PostgreSQL did not restart");
+    } else if (kind == "blackhole") {
+      // Every open publisher connection goes silent, nothing closes: the publisher
+      // must notice (--replication-timeout) and reconnect around it.
+      if (!proxy->Freeze().ok()) Die("freeze the proxy");
+      wait(random_ms(6000, 9000));
+      if (!proxy->Thaw().ok()) Die("thaw the proxy");
     } else if (kind == "terminate-walsender") {
       (void)pg->Exec("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots");
     } else if (kind == "second-publisher") {
