@@ -1,6 +1,8 @@
 // ChaosBroker over mock-kafka and over a real Apache Kafka cluster.
 #include "tests/chaos/brokers.h"
 
+#include <iostream>
+
 #include "absl/strings/str_cat.h"
 #include "tests/harness/fatal.h"
 #include "tests/harness/kafka_cluster.h"
@@ -101,7 +103,14 @@ class RealBroker : public ChaosBroker {
       if (!cluster_->Thaw(broker).ok()) Die("thaw a broker");
     } else if (kind == "leader-move") {
       int partition = std::uniform_int_distribution<int>(0, partitions_ - 1)(rng);
-      if (!cluster_->MoveLeader(topic_, partition, broker).ok()) Die("move a leader");
+      // Kafka's reassignment tool (a JVM per call) can time out on a loaded 2-core
+      // machine: try again once, then go on without this move rather than end the
+      // run (a leader change that did not happen proves nothing either way).
+      absl::Status moved = cluster_->MoveLeader(topic_, partition, broker);
+      if (!moved.ok()) moved = cluster_->MoveLeader(topic_, partition, broker);
+      if (!moved.ok()) {
+        std::cout << "chaos:   leader move not done: " << moved.message() << std::endl;
+      }
     }
     return false;
   }
