@@ -257,11 +257,13 @@ void KafkaSink::OnDeliveryReport(rd_kafka_t*, const rd_kafka_message_t* m, void*
   if (self->on_delivery_ != nullptr) (*self->on_delivery_)(std::move(d));
 }
 
+void LogLibrdkafka(Logger& log, int level, const char* facility, const char* line) {
+  log.Log(FromSyslog(level), line,
+          {{"component", std::string("librdkafka")}, {"facility", std::string(facility)}});
+}
+
 void KafkaSink::OnLog(const rd_kafka_t* rk, int level, const char* fac, const char* buf) {
-  auto* self = static_cast<KafkaSink*>(rd_kafka_opaque(rk));
-  self->logger_.Log(
-      FromSyslog(level), buf,
-      {{"component", std::string("librdkafka")}, {"facility", std::string(fac)}});
+  LogLibrdkafka(static_cast<KafkaSink*>(rd_kafka_opaque(rk))->logger_, level, fac, buf);
 }
 
 void KafkaSink::OnError(rd_kafka_t* rk, int err, const char* reason, void* opaque) {

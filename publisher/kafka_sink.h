@@ -37,6 +37,9 @@ absl::StatusOr<rd_kafka_conf_t*> NewProducerConf(
 // publisher decides is logged as error.
 LogLevel FromSyslog(int level);
 
+// One librdkafka log line (its log_cb's arguments) on `log`, marked as librdkafka's.
+void LogLibrdkafka(Logger& log, int level, const char* facility, const char* line);
+
 // Queues `record` on `rk` with `opaque` for its delivery report. OK, or
 // kResourceExhausted when the local queue is full, or KafkaErrorStatus's classes.
 absl::Status ProduceRecord(rd_kafka_t* rk, const OutboxRecord& record, void* opaque);

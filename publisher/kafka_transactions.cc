@@ -20,10 +20,7 @@ int Ms(absl::Duration d) {
 
 void KafkaTransactions::OnLog(const rd_kafka_t* rk, int level, const char* fac,
                               const char* buf) {
-  static_cast<KafkaTransactions*>(rd_kafka_opaque(rk))
-      ->log_.Log(
-          FromSyslog(level), buf,
-          {{"component", std::string("librdkafka")}, {"facility", std::string(fac)}});
+  LogLibrdkafka(static_cast<KafkaTransactions*>(rd_kafka_opaque(rk))->log_, level, fac, buf);
 }
 
 void KafkaTransactions::OnDeliveryReport(rd_kafka_t*, const rd_kafka_message_t* m,
