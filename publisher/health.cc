@@ -28,10 +28,18 @@ HealthVerdict JudgeHealth(const HealthInputs& in, absl::Time now, absl::Duration
       in.in_flight > 0 && in.oldest_unacked && now - *in.oldest_unacked >= stall;
   bool silent = !in.last_ack || now - *in.last_ack >= stall;
   if (waited && silent) {
-    return {false,
-            absl::StrCat(in.in_flight, " message(s) in flight and none acknowledged for ",
-                         absl::FormatDuration(stall),
-                         ": check the Kafka brokers and the stats log line")};
+    std::string reason =
+        absl::StrCat(in.in_flight, " message(s) in flight and none acknowledged for ",
+                     absl::FormatDuration(stall));
+    if (!in.kafka_error.empty() && (!in.last_ack || in.kafka_error_at > *in.last_ack)) {
+      absl::StrAppend(
+          &reason, "; librdkafka reported ",
+          absl::FormatDuration(absl::Trunc(now - in.kafka_error_at, absl::Seconds(1))),
+          " ago: ", in.kafka_error);
+    } else {
+      absl::StrAppend(&reason, ": check the Kafka brokers and the stats log line");
+    }
+    return {false, reason};
   }
   return {true, "ok"};
 }

@@ -3,7 +3,8 @@
 //   200 "ok"  while a replication session streams and acknowledgements progress;
 //   503 with a one-line reason otherwise: not streaming (and why, when known),
 //       the replication connection silent for --replication-timeout, or messages
-//       in flight and none acknowledged for `stall` (30 s).
+//       in flight and none acknowledged for `stall` (30 s), naming librdkafka's
+//       latest error when it came after the last acknowledgement.
 #ifndef PUBLISHER_HEALTH_H_
 #define PUBLISHER_HEALTH_H_
 
@@ -23,6 +24,8 @@ struct HealthInputs {
   std::optional<absl::Time> last_ack;
   absl::Time last_heard = absl::InfinitePast();  // Last message from the server.
   absl::Duration replication_timeout;            // Zero: silence is not judged.
+  std::string kafka_error;  // The latest error librdkafka reported, and when.
+  absl::Time kafka_error_at = absl::InfinitePast();
 };
 
 struct HealthVerdict {

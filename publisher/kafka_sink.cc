@@ -74,6 +74,12 @@ std::vector<std::pair<std::string, std::string>> DefaultProducerProperties(
       {"queue.buffering.max.messages", std::to_string(messages)},
       {"queue.buffering.max.kbytes", std::to_string(kbytes)},
       {"message.max.bytes", "1000000"},
+      // A request unanswered this long fails, and the connection with it is
+      // dropped and made again (issue 17): a broker path that went silent without
+      // closing (a NAT or firewall that dropped its state) then costs 30 s, not
+      // librdkafka's 60 s. As Java clients' request.timeout.ms; the transactional
+      // producer would otherwise take transaction.timeout.ms - 100 ms.
+      {"socket.timeout.ms", "30000"},
   };
 }
 
@@ -164,12 +170,12 @@ absl::Status KafkaSink::CheckReachable(absl::Duration timeout) {
   return ReadMetadata(timeout, /*all_topics=*/false).status();
 }
 
-absl::StatusOr<KafkaSink::ClusterMetadata> KafkaSink::ReadMetadata(
-    absl::Duration timeout, bool all_topics) {
+absl::StatusOr<KafkaSink::ClusterMetadata> KafkaSink::ReadMetadata(absl::Duration timeout,
+                                                                   bool all_topics) {
   const struct rd_kafka_metadata* md = nullptr;
-  rd_kafka_resp_err_t err = rd_kafka_metadata(
-      rk_, all_topics ? 1 : 0, nullptr, &md,
-      static_cast<int>(absl::ToInt64Milliseconds(timeout)));
+  rd_kafka_resp_err_t err =
+      rd_kafka_metadata(rk_, all_topics ? 1 : 0, nullptr, &md,
+                        static_cast<int>(absl::ToInt64Milliseconds(timeout)));
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     if (md != nullptr) rd_kafka_metadata_destroy(md);
     return absl::UnavailableError(absl::StrCat("no Kafka broker answered within ",
@@ -258,35 +264,46 @@ void KafkaSink::OnDeliveryReport(rd_kafka_t*, const rd_kafka_message_t* m, void*
 }
 
 void LogLibrdkafka(Logger& log, int level, const char* facility, const char* line) {
-  log.Log(FromSyslog(level), line,
-          {{"component", std::string("librdkafka")}, {"facility", std::string(facility)}});
+  log.Log(
+      FromSyslog(level), line,
+      {{"component", std::string("librdkafka")}, {"facility", std::string(facility)}});
 }
 
 void KafkaSink::OnLog(const rd_kafka_t* rk, int level, const char* fac, const char* buf) {
   LogLibrdkafka(static_cast<KafkaSink*>(rd_kafka_opaque(rk))->logger_, level, fac, buf);
 }
 
-void KafkaSink::OnError(rd_kafka_t* rk, int err, const char* reason, void* opaque) {
-  auto* self = static_cast<KafkaSink*>(opaque);
+void ReportLibrdkafkaError(rd_kafka_t* rk, int err, const char* reason, Logger& log,
+                           Metrics* metrics) {
   auto code = static_cast<rd_kafka_resp_err_t>(err);
   if (code == RD_KAFKA_RESP_ERR__FATAL) {
     char fatal[512];
     rd_kafka_resp_err_t orig = rd_kafka_fatal_error(rk, fatal, sizeof(fatal));
-    self->logger_.Error("Kafka producer failed fatally",
-                        {{"error", std::string(rd_kafka_err2name(orig))},
-                         {"reason", std::string(fatal)}});
+    log.Error("Kafka producer failed fatally",
+              {{"error", std::string(rd_kafka_err2name(orig))},
+               {"reason", std::string(fatal)}});
     return;
   }
-  // Transport errors (broker down, all brokers down, ...) are retried by librdkafka
-  // forever; they are logged so an operator sees the stall and its cause.
-  self->logger_.Warn(
-      "Kafka client error",
-      {{"error", std::string(rd_kafka_err2name(code))}, {"reason", std::string(reason)}});
+  // Transport errors (broker down, all brokers down, requests timed out, ...) are
+  // retried by librdkafka forever; they are logged, and /healthz names the latest
+  // while acknowledgements stall, so an operator sees the stall and its cause.
+  log.Warn("Kafka client error", {{"error", std::string(rd_kafka_err2name(code))},
+                                  {"reason", std::string(reason)}});
+  if (metrics != nullptr) {
+    metrics->ReportKafkaError(absl::StrCat(rd_kafka_err2name(code), ": ", reason),
+                              absl::Now());
+  }
+}
+
+void KafkaSink::OnError(rd_kafka_t* rk, int err, const char* reason, void* opaque) {
+  auto* self = static_cast<KafkaSink*>(opaque);
+  ReportLibrdkafkaError(rk, err, reason, self->logger_, self->metrics_);
 }
 
 absl::StatusOr<std::unique_ptr<Sink>> KafkaSinkFactory::Create(bool first) {
   absl::StatusOr<std::unique_ptr<KafkaSink>> sink = KafkaSink::Create(config_, log_);
   if (!sink.ok()) return sink.status();
+  (*sink)->set_metrics(metrics_);
   if (first) {
     absl::Status s = (*sink)->CheckReachable(absl::Seconds(15));
     if (!s.ok()) {

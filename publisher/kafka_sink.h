@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "publisher/config.h"
 #include "publisher/log.h"
+#include "publisher/metrics.h"
 #include "publisher/sink.h"
 #include "publisher/supervisor.h"
 
@@ -39,6 +40,11 @@ LogLevel FromSyslog(int level);
 
 // One librdkafka log line (its log_cb's arguments) on `log`, marked as librdkafka's.
 void LogLibrdkafka(Logger& log, int level, const char* facility, const char* line);
+
+// Both producers' error callback: logs the error and, when `metrics` is set, hands
+// it to /healthz (Metrics::ReportKafkaError).
+void ReportLibrdkafkaError(rd_kafka_t* rk, int rd_kafka_resp_err, const char* reason,
+                           Logger& log, Metrics* metrics);
 
 // Queues `record` on `rk` with `opaque` for its delivery report. OK, or
 // kResourceExhausted when the local queue is full, or KafkaErrorStatus's classes.
@@ -86,6 +92,10 @@ class KafkaSink : public Sink {
             const std::function<void(Delivery)>& on_delivery) override;
   size_t outstanding() const override;
 
+  // Where librdkafka's errors go besides the log (/healthz); may be null. Set it
+  // before the first Poll; it must outlive the sink.
+  void set_metrics(Metrics* metrics) { metrics_ = metrics; }
+
  private:
   KafkaSink(Logger& logger) : logger_(logger) {}
   static void OnDeliveryReport(rd_kafka_t* rk, const rd_kafka_message_t* m, void* opaque);
@@ -93,6 +103,7 @@ class KafkaSink : public Sink {
   static void OnError(rd_kafka_t* rk, int err, const char* reason, void* opaque);
 
   Logger& logger_;
+  Metrics* metrics_ = nullptr;
   rd_kafka_t* rk_ = nullptr;
   const std::function<void(Delivery)>* on_delivery_ = nullptr;  // During Poll only.
 };
@@ -101,13 +112,15 @@ class KafkaSink : public Sink {
 // --brokers is reported before anything else happens.
 class KafkaSinkFactory : public SinkFactory {
  public:
-  // `config` and `log` must outlive the factory.
-  KafkaSinkFactory(const Config& config, Logger& log) : config_(config), log_(log) {}
+  // `config`, `log` and `metrics` (may be null) must outlive the factory.
+  KafkaSinkFactory(const Config& config, Logger& log, Metrics* metrics = nullptr)
+      : config_(config), log_(log), metrics_(metrics) {}
   absl::StatusOr<std::unique_ptr<Sink>> Create(bool first) override;
 
  private:
   const Config& config_;
   Logger& log_;
+  Metrics* metrics_;
 };
 
 }  // namespace publisher

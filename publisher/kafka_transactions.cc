@@ -20,7 +20,14 @@ int Ms(absl::Duration d) {
 
 void KafkaTransactions::OnLog(const rd_kafka_t* rk, int level, const char* fac,
                               const char* buf) {
-  LogLibrdkafka(static_cast<KafkaTransactions*>(rd_kafka_opaque(rk))->log_, level, fac, buf);
+  LogLibrdkafka(static_cast<KafkaTransactions*>(rd_kafka_opaque(rk))->log_, level, fac,
+                buf);
+}
+
+void KafkaTransactions::OnError(rd_kafka_t* rk, int err, const char* reason,
+                                void* opaque) {
+  auto* self = static_cast<KafkaTransactions*>(opaque);
+  ReportLibrdkafkaError(rk, err, reason, self->log_, self->metrics_);
 }
 
 void KafkaTransactions::OnDeliveryReport(rd_kafka_t*, const rd_kafka_message_t* m,
@@ -64,6 +71,7 @@ absl::StatusOr<std::unique_ptr<KafkaTransactions>> KafkaTransactions::Create(
   rd_kafka_conf_set_opaque(*conf, t.get());
   rd_kafka_conf_set_log_cb(*conf, &KafkaTransactions::OnLog);
   rd_kafka_conf_set_dr_msg_cb(*conf, &KafkaTransactions::OnDeliveryReport);
+  rd_kafka_conf_set_error_cb(*conf, &KafkaTransactions::OnError);
   char err[512];
   t->rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, *conf, err, sizeof(err));
   if (t->rk_ == nullptr) {

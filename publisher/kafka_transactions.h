@@ -19,6 +19,7 @@
 #include "publisher/config.h"
 #include "publisher/log.h"
 #include "publisher/mapper.h"
+#include "publisher/metrics.h"
 #include "publisher/transaction_log.h"
 #include "publisher/transaction_proof.h"
 
@@ -51,6 +52,9 @@ class KafkaTransactions : public TransactionLog {
   void Poll(absl::Duration timeout) override;
 
   const std::string& transactional_id() const { return transactional_id_; }
+  // Where librdkafka's errors go besides the log (/healthz); may be null. Set it
+  // before Init; it must outlive this.
+  void set_metrics(Metrics* metrics) { metrics_ = metrics; }
 
  private:
   KafkaTransactions(Logger& log, std::string id, std::string topic);
@@ -64,8 +68,10 @@ class KafkaTransactions : public TransactionLog {
   absl::Status FlushAndProve(absl::Duration timeout);
   static void OnDeliveryReport(rd_kafka_t* rk, const rd_kafka_message_t* m, void* opaque);
   static void OnLog(const rd_kafka_t* rk, int level, const char* fac, const char* buf);
+  static void OnError(rd_kafka_t* rk, int err, const char* reason, void* opaque);
 
   Logger& log_;
+  Metrics* metrics_ = nullptr;
   std::string transactional_id_;
   std::string checkpoint_topic_;
   // Which records of the open transaction the broker is proven to hold.

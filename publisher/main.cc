@@ -92,7 +92,7 @@ int Main(int argc, char** argv) {
 
   // Kafka is created (and must answer) before PostgreSQL is touched, so a failed
   // start never leaves a new slot behind pinning WAL.
-  KafkaSinkFactory at_least_once(*config, log);
+  KafkaSinkFactory at_least_once(*config, log, &metrics);
   TransactionalSinkFactory exactly_once(*config, log, &metrics);
   SinkFactory& sinks = config->delivery == DeliveryMode::kExactlyOnce
                            ? static_cast<SinkFactory&>(exactly_once)

@@ -2,8 +2,8 @@
 // (version 0.0.4), and the health verdict, for the metrics server's thread.
 //
 // The relay keeps its counters (RelayStats) on its own thread without locks and
-// publishes a copy here every few hundred milliseconds (RelaySnapshot); the supervisor counts
-// reconnects and says what it is doing when not streaming; the slot watcher sets
+// publishes a copy here every few hundred milliseconds (RelaySnapshot); the supervisor
+// counts reconnects and says what it is doing when not streaming; the slot watcher sets
 // the retained WAL. Metrics takes a lock for each of these and for each scrape,
 // never per row.
 //
@@ -60,10 +60,10 @@ struct RelayStats {
   uint64_t dead_lettered = 0;  // Dead letters acknowledged.
   uint64_t errors = 0;         // Permanent failures (mapping or delivery).
   std::array<uint64_t, kErrorKinds> errors_by_kind{};  // The same, by kind.
-  uint64_t transactions = 0;   // Commits received.
-  uint64_t rewinds = 0;        // Producer sessions ended by an unproven delivery.
-  cdc::Lsn confirmed;          // Last flush LSN sent to the server.
-  cdc::Lsn server_wal_end;     // Highest WAL end the server reported.
+  uint64_t transactions = 0;                           // Commits received.
+  uint64_t rewinds = 0;                // Producer sessions ended by an unproven delivery.
+  cdc::Lsn confirmed;                  // Last flush LSN sent to the server.
+  cdc::Lsn server_wal_end;             // Highest WAL end the server reported.
   std::optional<absl::Time> last_ack;  // Of the last acknowledgement.
   LatencyHistogram commit_to_ack;      // Commit time to acknowledgement.
 };
@@ -92,6 +92,9 @@ class Metrics {
   // Why the publisher is not streaming ("" once it streams again).
   void SetNotStreamingReason(std::string reason);
   void SetSlotRetainedBytes(std::optional<int64_t> bytes);
+  // The latest error librdkafka reported (a broker down, a request timed out):
+  // /healthz names it while acknowledgements stall. Any thread.
+  void ReportKafkaError(std::string error, absl::Time at);
 
   std::string RenderPrometheus(absl::Time now) const;
   HealthVerdict Health(absl::Time now) const;
@@ -107,6 +110,8 @@ class Metrics {
   uint64_t kafka_committed_ = 0, kafka_aborted_ = 0;
   std::string not_streaming_reason_ = "starting";
   std::optional<int64_t> slot_retained_bytes_;
+  std::string kafka_error_;
+  absl::Time kafka_error_at_ = absl::InfinitePast();
 };
 
 }  // namespace publisher

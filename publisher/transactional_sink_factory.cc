@@ -58,7 +58,7 @@ absl::StatusOr<std::unique_ptr<Sink>> TransactionalSinkFactory::Create(bool firs
     // held (null here): initializing it fences every other instance of the id, so
     // a standby must not.
     absl::StatusOr<std::unique_ptr<Sink>> probe =
-        KafkaSinkFactory(config_, log_).Create(true);
+        KafkaSinkFactory(config_, log_, metrics_).Create(true);
     if (!probe.ok()) return probe.status();
     absl::StatusOr<std::optional<Checkpoint>> latest = ReadLatest(config_, log_, id);
     if (!latest.ok()) return latest.status();
@@ -67,6 +67,7 @@ absl::StatusOr<std::unique_ptr<Sink>> TransactionalSinkFactory::Create(bool firs
   absl::StatusOr<std::unique_ptr<KafkaTransactions>> txn =
       KafkaTransactions::Create(config_, log_, id, config_.checkpoint_topic);
   if (!txn.ok()) return txn.status();
+  (*txn)->set_metrics(metrics_);
   absl::Status s = (*txn)->Init(kKafkaTimeout);
   if (!s.ok()) {
     if (absl::IsAborted(s)) return absl::FailedPreconditionError(s.message());

@@ -11,7 +11,10 @@
 // then takes one command per line on stdin and answers "ok" or "error: <why>":
 //   freeze   every connection open now forwards nothing from now on; connections
 //            accepted later are forwarded
-//   thaw     frozen connections forward again
+//   blackhole  freeze, and every connection accepted from now on is frozen too
+//            (a path that stays dead, though a TCP handshake with the proxy
+//            still succeeds)
+//   thaw     frozen connections forward again, and new ones are forwarded
 //   cut      close every connection
 //   count    answers the number of open connections
 // It exits at end of stdin, so it dies with the process that started it.
@@ -121,6 +124,7 @@ int main(int argc, char** argv) {
   std::cout << "port=" << ntohs(addr.sin_port) << std::endl;
 
   std::vector<std::unique_ptr<Connection>> conns;
+  bool freeze_new = false;  // Since "blackhole", until "thaw".
   std::string command;
   while (true) {
     std::vector<pollfd> fds = {{0, POLLIN, 0}, {listener, POLLIN, 0}};
@@ -147,11 +151,13 @@ int main(int argc, char** argv) {
         command.erase(0, nl + 1);
         size_t open = 0;
         for (auto& c : conns) open += !c->closed;
-        if (line == "freeze") {
+        if (line == "freeze" || line == "blackhole") {
           for (auto& c : conns) c->frozen = true;
+          freeze_new = line == "blackhole";
           std::cout << "ok" << std::endl;
         } else if (line == "thaw") {
           for (auto& c : conns) c->frozen = false;
+          freeze_new = false;
           std::cout << "ok" << std::endl;
         } else if (line == "cut") {
           for (auto& c : conns) c->Close();
@@ -177,6 +183,7 @@ int main(int argc, char** argv) {
           c->up.to = server;
           c->down.from = server;
           c->down.to = client;
+          c->frozen = freeze_new;
           conns.push_back(std::move(c));
         }
       }

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "tests/harness/shell.h"
 
 namespace testing_harness {
@@ -32,16 +33,25 @@ absl::StatusOr<Client> NewClient(const std::string& bootstrap) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<KafkaCluster>> KafkaCluster::Start(int brokers) {
-  absl::StatusOr<std::string> out =
-      RunCommand(absl::StrCat(HarnessPath("kafka_cluster.sh"), " start --owner ",
-                              getpid(), " --brokers ", brokers));
+absl::StatusOr<std::unique_ptr<KafkaCluster>> KafkaCluster::Start(
+    int brokers, const std::vector<std::pair<int, int>>& external) {
+  std::string command = absl::StrCat(HarnessPath("kafka_cluster.sh"), " start --owner ",
+                                     getpid(), " --brokers ", brokers);
+  if (!external.empty()) {
+    absl::StrAppend(&command, " --external ",
+                    absl::StrJoin(external, ",", [](std::string* out, const auto& p) {
+                      absl::StrAppend(out, p.first, ":", p.second);
+                    }));
+  }
+  absl::StatusOr<std::string> out = RunCommand(command);
   if (!out.ok()) return out.status();
   std::string dir = OutputValue(*out, "KAFKA_CLUSTER_DIR");
   std::string bootstrap = OutputValue(*out, "KAFKA_BOOTSTRAP");
   if (dir.empty() || bootstrap.empty())
     return absl::InternalError("unexpected kafka_cluster.sh output: " + *out);
-  return std::unique_ptr<KafkaCluster>(new KafkaCluster(dir, bootstrap, brokers));
+  std::unique_ptr<KafkaCluster> cluster(new KafkaCluster(dir, bootstrap, brokers));
+  cluster->external_bootstrap_ = OutputValue(*out, "KAFKA_EXTERNAL_BOOTSTRAP");
+  return cluster;
 }
 
 KafkaCluster::~KafkaCluster() { Script(absl::StrCat("stop ", dir_)).IgnoreError(); }

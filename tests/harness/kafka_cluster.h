@@ -19,11 +19,17 @@ namespace testing_harness {
 class KafkaCluster {
  public:
   // `brokers` nodes, each broker and controller; 3 gives replication factor 3 and
-  // min.insync.replicas=2 by default.
-  static absl::StatusOr<std::unique_ptr<KafkaCluster>> Start(int brokers);
+  // min.insync.replicas=2 by default. `external`, when given, holds one
+  // {listen port, advertised port} pair per broker: each gets a second listener
+  // that advertises a proxy's port (kafka_cluster.sh --external).
+  static absl::StatusOr<std::unique_ptr<KafkaCluster>> Start(
+      int brokers, const std::vector<std::pair<int, int>>& external = {});
   ~KafkaCluster();
 
   const std::string& bootstrap() const { return bootstrap_; }
+  // Through the advertised ports of `external` ("" without): a client that
+  // bootstraps here reaches every broker through the proxies.
+  const std::string& external_bootstrap() const { return external_bootstrap_; }
   const std::string& dir() const { return dir_; }
   int brokers() const { return brokers_; }
 
@@ -55,6 +61,7 @@ class KafkaCluster {
 
   std::string dir_;
   std::string bootstrap_;
+  std::string external_bootstrap_;
   int brokers_;
 };
 

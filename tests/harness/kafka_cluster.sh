@@ -4,10 +4,15 @@
 # (tests/harness/kafka/pom.xml, fetched and cached by scripts/fetch-jars.sh), one
 # JVM per node, each node both broker and controller, on free loopback ports.
 #
-#   kafka_cluster.sh start --owner PID [--brokers N]
+#   kafka_cluster.sh start --owner PID [--brokers N] [--external L1:A1,L2:A2,...]
 #       formats and starts N nodes (default 1; 3 for replication tests), waits until
 #       the cluster serves metadata with every broker, and prints on stdout:
 #         KAFKA_CLUSTER_DIR=... KAFKA_BOOTSTRAP=127.0.0.1:P1,...
+#       --external gives node i a second client listener, EXTERNAL, on port Li that
+#       advertises port Ai instead: a proxy on Ai forwarding to Li (a test's
+#       blackhole-proxy) then carries every connection of a client that bootstraps
+#       from KAFKA_EXTERNAL_BOOTSTRAP=127.0.0.1:A1,..., while the harness's own tools
+#       keep the direct PLAINTEXT listener.
 #       A detached watchdog kills every node and deletes the folder as soon as PID
 #       (the test, or a script's $$) exits, so a failed or killed test leaves nothing.
 #   kafka_cluster.sh stop DIR                 kill every node, delete DIR
@@ -98,11 +103,12 @@ cmd_stop() {
 }
 
 cmd_start() {
-  local owner="" n=1
+  local owner="" n=1 external=""
   while [ $# -gt 0 ]; do
     case "$1" in
       --owner) owner=$2; shift 2 ;;
       --brokers) n=$2; shift 2 ;;
+      --external) external=$2; shift 2 ;;
       *) die "unknown option $1" ;;
     esac
   done
@@ -150,21 +156,38 @@ LOG
     cports[$i]=$(free_port)
     voters+="${voters:+,}$i@127.0.0.1:${cports[$i]}"
   done
+  local listen=() advertised=() pair external_bootstrap=""
+  if [ -n "$external" ]; then
+    i=0
+    for pair in ${external//,/ }; do
+      i=$((i + 1))
+      listen[$i]=${pair%%:*}
+      advertised[$i]=${pair##*:}
+      external_bootstrap+="${external_bootstrap:+,}127.0.0.1:${advertised[$i]}"
+    done
+    [ "$i" -eq "$n" ] || die "--external needs one LISTEN:ADVERTISED pair per broker"
+  fi
   local rf=$((n < 3 ? n : 3)) isr=$((n < 3 ? 1 : 2))
   local cluster_id
   cluster_id=$(tool "$dir" kafka.tools.StorageTool random-uuid) || die "kafka-storage random-uuid failed"
   for i in $(seq 1 "$n"); do
     mkdir -p "$dir/node$i"
     echo "${ports[$i]}" >"$dir/node$i/port"
+    local listeners="PLAINTEXT://127.0.0.1:${ports[$i]},CONTROLLER://127.0.0.1:${cports[$i]}"
+    local advertise="PLAINTEXT://127.0.0.1:${ports[$i]}"
+    if [ -n "$external" ]; then
+      listeners+=",EXTERNAL://127.0.0.1:${listen[$i]}"
+      advertise+=",EXTERNAL://127.0.0.1:${advertised[$i]}"
+    fi
     cat >"$dir/node$i/server.properties" <<PROPS
 process.roles=broker,controller
 node.id=$i
 controller.quorum.voters=$voters
-listeners=PLAINTEXT://127.0.0.1:${ports[$i]},CONTROLLER://127.0.0.1:${cports[$i]}
-advertised.listeners=PLAINTEXT://127.0.0.1:${ports[$i]}
+listeners=$listeners
+advertised.listeners=$advertise
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,EXTERNAL:PLAINTEXT
 log.dirs=$dir/node$i/data
 num.partitions=4
 default.replication.factor=$rf
@@ -207,6 +230,7 @@ PROPS
 KAFKA_CLUSTER_DIR=$dir
 KAFKA_BOOTSTRAP=$(bootstrap "$dir")
 OUT
+  [ -z "$external_bootstrap" ] || echo "KAFKA_EXTERNAL_BOOTSTRAP=$external_bootstrap"
 }
 
 # Waits (up to 10 s) until a killed node's process is gone.

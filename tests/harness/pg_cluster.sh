@@ -29,11 +29,19 @@ as_owner() {
 }
 
 # A loopback TCP port nobody listens on right now. The server's own bind is the
-# final check: start retries with another port if it loses a race.
+# final check: start retries with another port if it loses a race. Below the
+# kernel's ephemeral range, so that a port a server binds seconds after it was
+# chosen (a JVM's) does not meanwhile become the local port of some outgoing
+# connection.
 free_port() {
-  local port
+  local port low=32768 high
+  read -r low high </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
   for _ in $(seq 1 50); do
-    port=$((20000 + RANDOM % 40000))
+    if [ "$low" -gt 15000 ]; then
+      port=$((10000 + RANDOM % (low - 10000)))
+    else  # An unusual ephemeral range: take our chances.
+      port=$((20000 + RANDOM % 40000))
+    fi
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
       echo "$port"
       return 0

@@ -137,6 +137,7 @@ absl::Status BlackholeProxy::Say(const std::string& command) {
   return absl::InternalError(absl::StrCat("blackhole-proxy ", command, ": ", answer));
 }
 absl::Status BlackholeProxy::Freeze() { return Say("freeze"); }
+absl::Status BlackholeProxy::Blackhole() { return Say("blackhole"); }
 absl::Status BlackholeProxy::Thaw() { return Say("thaw"); }
 absl::Status BlackholeProxy::Cut() { return Say("cut"); }
 

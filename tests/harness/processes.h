@@ -74,7 +74,9 @@ class BlackholeProxy {
   int port() const { return port_; }
   // Freezes every connection open now; later connections are forwarded.
   absl::Status Freeze();
-  // Forwards the frozen connections again.
+  // Freezes every connection open now and every later one, until Thaw.
+  absl::Status Blackhole();
+  // Forwards the frozen connections again, and later ones.
   absl::Status Thaw();
   // Closes every connection (both sides see it end).
   absl::Status Cut();

@@ -48,6 +48,25 @@ TEST(HealthTest, InFlightWithoutAcknowledgementsForThirtySecondsIsUnhealthy) {
       JudgeHealth(In(true, "", 1, kNow - absl::Seconds(30), std::nullopt), kNow).ok);
 }
 
+TEST(HealthTest, AStallNamesLibrdkafkasLatestErrorSinceTheLastAcknowledgement) {
+  HealthInputs in = In(true, "", 4, kNow - absl::Seconds(40), kNow - absl::Seconds(40));
+  in.kafka_error = "_TIMED_OUT: 1 request(s) timed out: disconnect";
+  in.kafka_error_at = kNow - absl::Seconds(8);
+  HealthVerdict v = JudgeHealth(in, kNow);
+  EXPECT_FALSE(v.ok);
+  EXPECT_EQ(v.reason,
+            "4 message(s) in flight and none acknowledged for 30s; librdkafka reported "
+            "8s ago: _TIMED_OUT: 1 request(s) timed out: disconnect");
+  // An error from before the last acknowledgement is history, not the cause.
+  in.kafka_error_at = kNow - absl::Seconds(50);
+  EXPECT_THAT(JudgeHealth(in, kNow).reason,
+              ::testing::EndsWith(": check the Kafka brokers and the stats log line"));
+  // Nothing is named while acknowledgements flow.
+  in.last_ack = kNow - absl::Seconds(1);
+  in.kafka_error_at = kNow - absl::Seconds(2);
+  EXPECT_TRUE(JudgeHealth(in, kNow).ok);
+}
+
 TEST(HealthTest, RecentAcknowledgementsOrYoungWorkAreHealthy) {
   // A busy publisher: the oldest waits long, but acknowledgements keep coming.
   EXPECT_TRUE(

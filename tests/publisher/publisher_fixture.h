@@ -73,7 +73,8 @@ class PublisherTest : public ::testing::Test {
                                      "--pg",
                                      cluster_->conninfo(),
                                      "--brokers",
-                                     brokers_,
+                                     publisher_brokers_.empty() ? brokers_
+                                                                : publisher_brokers_,
                                      "--table",
                                      "outbox,outbox_bin",
                                      "--status-interval",
@@ -139,7 +140,8 @@ class PublisherTest : public ::testing::Test {
   std::unique_ptr<PgCluster> cluster_;
   std::unique_ptr<PgSession> sql_;
   std::unique_ptr<MockKafka> mock_;
-  std::string brokers_;                    // --brokers
+  std::string brokers_;                    // What the harness's clients use.
+  std::string publisher_brokers_;          // --brokers, when not brokers_.
   std::vector<std::string> topics_;        // What StartConsumer reads.
   std::vector<std::string> broker_flags_;  // Flags a broker's fixture adds.
   std::unique_ptr<Process> publisher_;

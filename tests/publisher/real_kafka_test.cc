@@ -18,29 +18,53 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "outbox/v1/envelope.pb.h"
+#include "tests/harness/http_get.h"
 #include "tests/harness/kafka_cluster.h"
+#include "tests/harness/shell.h"
 #include "tests/publisher/publisher_fixture.h"
 
 namespace publisher {
 namespace {
 
 using ::testing::HasSubstr;
+using testing_harness::BlackholeProxy;
+using testing_harness::HttpGet;
 using testing_harness::KafkaCluster;
 
 KafkaCluster* cluster = nullptr;  // Shared by every test; made by the Environment.
+// One blackhole-proxy in front of each broker's second listener: a publisher given
+// cluster->external_bootstrap() reaches the cluster only through these, so a test
+// can silence every path between it and the brokers.
+std::vector<BlackholeProxy*> proxies;
 
 class KafkaEnvironment : public ::testing::Environment {
  public:
   void SetUp() override {
-    owned_ = ValueOrDie(KafkaCluster::Start(3));
+    std::vector<std::pair<int, int>> external;
+    std::set<int> taken;
+    while (external.size() < 3) {
+      // The brokers bind these seconds from now: a port outside the ephemeral
+      // range, as the cluster's own.
+      int listen = std::stoi(ValueOrDie(testing_harness::RunCommand(
+          testing_harness::HarnessPath("pg_cluster.sh") + " free-port")));
+      if (!taken.insert(listen).second) continue;
+      owned_proxies_.push_back(
+          ValueOrDie(BlackholeProxy::Start(absl::StrCat("127.0.0.1:", listen))));
+      proxies.push_back(owned_proxies_.back().get());
+      external.emplace_back(listen, owned_proxies_.back()->port());
+    }
+    owned_ = ValueOrDie(KafkaCluster::Start(3, external));
     cluster = owned_.get();
   }
   void TearDown() override {
     cluster = nullptr;
     owned_.reset();
+    proxies.clear();
+    owned_proxies_.clear();
   }
 
  private:
+  std::vector<std::unique_ptr<BlackholeProxy>> owned_proxies_;
   std::unique_ptr<KafkaCluster> owned_;
 };
 
@@ -81,8 +105,10 @@ class RealKafkaTest : public PublisherTest {
 
   void TearDown() override {
     PublisherTest::TearDown();
-    // A test that failed half-way must not leave a broker down for the next.
+    // A test that failed half-way must not leave a broker down, or a path to one
+    // silent, for the next.
     EXPECT_TRUE(cluster->Heal().ok());
+    for (BlackholeProxy* proxy : proxies) EXPECT_TRUE(proxy->Thaw().ok());
   }
 
   std::unique_ptr<Process> Start(const std::vector<std::string>& extra = {}) {
@@ -393,7 +419,8 @@ TEST_F(RealKafkaTest, AnAbortedTransactionIsInvisibleToReadCommitted) {
   publisher_ = Start(flags);
   std::vector<Event> events = ReadAll();
   EXPECT_EQ(Lost(events), 0u);
-  EXPECT_EQ(Doubled(events), 0u) << "a read_committed consumer received an aborted record";
+  EXPECT_EQ(Doubled(events), 0u)
+      << "a read_committed consumer received an aborted record";
   // The aborted records are still in the log: a read_uncommitted reader sees them.
   EXPECT_TRUE(
       WaitFor([&] { return raw->Count() >= aborted + events.size(); }, absl::Seconds(60)))
@@ -461,6 +488,112 @@ TEST_F(RealKafkaTest, ASecondInstanceWithTheTransactionalIdFencesTheFirst) {
                          << " rows the fenced instance confirmed (slot at "
                          << confirmed.ToString() << ")";
 }
+
+// Issue 17: the paths between the publisher and the brokers go silent without
+// closing (a NAT or firewall that dropped its state): blackhole-proxy in front of
+// every broker forwards nothing and closes nothing. In both delivery modes:
+//  1. Only the connections open now die (new ones work, as after a NAT reset):
+//     librdkafka's request timeout (socket.timeout.ms, 30 s by our default)
+//     drops them and rows flow again without help.
+//  2. Every path stays dead until it heals: nothing is confirmed meanwhile,
+//     /healthz says what is wrong, and rows flow soon after the path returns.
+// Then a kill -9 and an ordinary consumer judge: nothing lost (nothing was
+// confirmed that the brokers did not hold), and nothing doubled in exactly-once.
+class KafkaBlackholeTest : public RealKafkaTest,
+                           public ::testing::WithParamInterface<bool> {
+ protected:
+  bool exactly_once() const { return GetParam(); }
+
+  // Every proxy at once.
+  static void Each(absl::Status (BlackholeProxy::*command)()) {
+    for (BlackholeProxy* proxy : proxies) ASSERT_TRUE((proxy->*command)().ok());
+  }
+
+  // How long after `since` the slot confirms the WAL written up to now.
+  absl::Duration FlowsAgain(absl::Time since, absl::Duration deadline) {
+    Lsn end = WalInsert();
+    if (!WaitFor([&] { return Confirmed() >= end; }, deadline))
+      return absl::InfiniteDuration();
+    return absl::Now() - since;
+  }
+};
+
+TEST_P(KafkaBlackholeTest, SilentPathsToTheBrokersStallNothingAndConfirmNothingUnproven) {
+  int metrics_port = testing_harness::FreeTcpPort();
+  publisher_brokers_ = cluster->external_bootstrap();
+  std::vector<std::string> flags = {"--metrics-port", absl::StrCat(metrics_port)};
+  if (exactly_once()) flags.insert(flags.end(), kExactlyOnce.begin(), kExactlyOnce.end());
+  publisher_ = Start(flags);
+  Write(10);
+  ASSERT_TRUE(WaitFor([&] { return Confirmed() >= WalInsert(); }, absl::Seconds(60)))
+      << publisher_->Log();
+
+  // 1. The open connections go silent; new ones would work.
+  Each(&BlackholeProxy::Freeze);
+  absl::Time frozen = absl::Now();
+  Write(20);
+  absl::Duration recovered = FlowsAgain(frozen, absl::Seconds(50));
+  EXPECT_LT(recovered, absl::Seconds(50))
+      << "rows did not flow again within 50 s of the paths going silent "
+         "(socket.timeout.ms 30 s)\n"
+      << publisher_->Log();
+
+  // 2. Every path dead, new connections too, for longer than the stall bound.
+  Each(&BlackholeProxy::Blackhole);
+  Lsn before = WalInsert();
+  Write(20);
+  std::pair<int, std::string> health;
+  Lsn highest;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        highest = std::max(highest, Confirmed());
+        health = HttpGet(metrics_port, "/healthz");
+        // The cause as librdkafka names it: requests or connections timed out.
+        return health.first == 503 && (absl::StrContains(health.second, "_TIMED_OUT") ||
+                                       absl::StrContains(health.second, "_TRANSPORT"));
+      },
+      absl::Seconds(90)))
+      << "/healthz answered " << health.first << " " << health.second;
+  // At-least-once waits on acknowledgements; exactly-once aborts the Kafka
+  // transaction it cannot commit and then cannot initialize a new producer.
+  EXPECT_THAT(health.second, HasSubstr(exactly_once() ? "cannot create the Kafka producer"
+                                                      : "none acknowledged for 30s; "
+                                                        "librdkafka reported"))
+      << health.second;
+  highest = std::max(highest, Confirmed());
+  EXPECT_LE(highest, before) << "confirmed rows while no broker could be reached";
+  absl::Time healed = absl::Now();
+  Each(&BlackholeProxy::Thaw);
+  absl::Duration after_heal = FlowsAgain(healed, absl::Seconds(60));
+  EXPECT_LT(after_heal, absl::Seconds(45))
+      << "rows did not flow again within 45 s of the paths returning\n"
+      << publisher_->Log();
+  EXPECT_TRUE(WaitFor([&] { return HttpGet(metrics_port, "/healthz").first == 200; },
+                      absl::Seconds(30)));
+
+  // Whatever was confirmed is in Kafka without this publisher's help.
+  publisher_->Signal(SIGKILL);
+  publisher_->Wait(absl::Seconds(10));
+  size_t rows = std::stoul(ValueOrDie(sql_->Value("SELECT count(*) FROM outbox")));
+  auto consumer = StartConsumer();
+  WaitFor([&] { return Distinct(Events(consumer->Records())) >= rows; },
+          absl::Seconds(60));
+  std::vector<Event> events = Events(consumer->Records());
+  EXPECT_EQ(Lost(events), 0u);
+  EXPECT_EQ(OrderViolations(events), 0u);
+  if (exactly_once()) {
+    EXPECT_EQ(Doubled(events), 0u);
+  }
+  std::cerr << (exactly_once() ? "exactly-once" : "at-least-once")
+            << ": rows flowed again " << absl::FormatDuration(recovered)
+            << " after the open connections went silent, and "
+            << absl::FormatDuration(after_heal) << " after dead paths returned\n";
+}
+
+INSTANTIATE_TEST_SUITE_P(BothDeliveryModes, KafkaBlackholeTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "ExactlyOnce" : "AtLeastOnce";
+                         });
 
 }  // namespace
 }  // namespace publisher
