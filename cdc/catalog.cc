@@ -40,14 +40,15 @@ absl::Status ValidateSlotName(absl::string_view slot) {
 absl::StatusOr<ServerFacts> ReadServerFacts(SqlConnection& sql) {
   ASSIGN_OR_RETURN(
       SqlRows rows,
-      sql.Query("SELECT current_setting('server_version_num'), "
-                "current_setting('server_version'), current_setting('wal_level'), "
-                "pg_catalog.pg_is_in_recovery(), current_setting('max_replication_slots'), "
-                "(SELECT count(*) FROM pg_catalog.pg_replication_slots), "
-                "current_setting('max_wal_senders'), "
-                "(SELECT count(*) FROM pg_catalog.pg_stat_replication), "
-                "r.rolname, r.rolreplication, r.rolsuper, current_database() "
-                "FROM pg_catalog.pg_roles r WHERE r.rolname = current_user"));
+      sql.Query(
+          "SELECT current_setting('server_version_num'), "
+          "current_setting('server_version'), current_setting('wal_level'), "
+          "pg_catalog.pg_is_in_recovery(), current_setting('max_replication_slots'), "
+          "(SELECT count(*) FROM pg_catalog.pg_replication_slots), "
+          "current_setting('max_wal_senders'), "
+          "(SELECT count(*) FROM pg_catalog.pg_stat_replication), "
+          "r.rolname, r.rolreplication, r.rolsuper, current_database() "
+          "FROM pg_catalog.pg_roles r WHERE r.rolname = current_user"));
   RETURN_IF_ERROR(Shape(rows, 12, "the server settings query"));
   const auto& r = rows[0];
   ServerFacts f;
@@ -99,11 +100,13 @@ absl::StatusOr<PublicationFacts> ReadPublicationFacts(SqlConnection& sql,
   if (rows.empty()) return f;
   f.exists = true;
   f.publishes_insert = Bool(rows[0][0]);
-  ASSIGN_OR_RETURN(SqlRows tables,
-                   sql.Query(absl::StrCat("SELECT schemaname, tablename FROM "
-                                          "pg_catalog.pg_publication_tables WHERE pubname = ",
-                                          sql.Literal(name))));
-  for (const auto& t : tables) f.tables.push_back(absl::StrCat(Text(t[0]), ".", Text(t[1])));
+  ASSIGN_OR_RETURN(
+      SqlRows tables,
+      sql.Query(absl::StrCat("SELECT schemaname, tablename FROM "
+                             "pg_catalog.pg_publication_tables WHERE pubname = ",
+                             sql.Literal(name))));
+  for (const auto& t : tables)
+    f.tables.push_back(absl::StrCat(Text(t[0]), ".", Text(t[1])));
   return f;
 }
 
@@ -115,10 +118,11 @@ absl::StatusOr<SlotFacts> ReadSlotFacts(SqlConnection& sql, const std::string& s
   ASSIGN_OR_RETURN(
       SqlRows rows,
       sql.Query(absl::StrCat(
-          "SELECT slot_type, plugin, database, ",
-          has_wal_status ? "wal_status" : "NULL", ", active, active_pid, "
+          "SELECT slot_type, plugin, database, ", has_wal_status ? "wal_status" : "NULL",
+          ", active, active_pid, "
           "CASE WHEN pg_catalog.pg_is_in_recovery() THEN NULL ELSE "
-          "pg_catalog.pg_wal_lsn_diff(pg_catalog.pg_current_wal_lsn(), restart_lsn)::bigint "
+          "pg_catalog.pg_wal_lsn_diff(pg_catalog.pg_current_wal_lsn(), "
+          "restart_lsn)::bigint "
           "END FROM pg_catalog.pg_replication_slots WHERE slot_name = ",
           sql.Literal(slot))));
   if (rows.empty()) return f;
@@ -140,7 +144,8 @@ std::vector<std::string> QuoteTables(SqlConnection& sql,
   std::vector<std::string> quoted;
   for (const std::string& table : tables) {
     std::vector<std::string> parts;
-    for (absl::string_view part : absl::StrSplit(table, '.')) parts.push_back(sql.Quote(part));
+    for (absl::string_view part : absl::StrSplit(table, '.'))
+      parts.push_back(sql.Quote(part));
     quoted.push_back(absl::StrJoin(parts, "."));
   }
   return quoted;
@@ -207,12 +212,18 @@ absl::Status EnsureSlot(SqlConnection& sql, const std::string& slot, bool create
     RETURN_IF_ERROR(Shape(here, 1, "current_database()"));
     RETURN_IF_ERROR(CheckSlot(facts, sql.Literal(slot), Text(here[0][0]), create));
     if (facts.exists) return absl::OkStatus();
+    // Creating a slot waits for every transaction running now to end, however
+    // long: no answer timeout applies to it.
+    absl::Duration answer_timeout = sql.answer_timeout();
+    sql.set_answer_timeout(absl::InfiniteDuration());
     absl::Status s = sql.Command(absl::StrCat("CREATE_REPLICATION_SLOT ", sql.Quote(slot),
                                               " LOGICAL pgoutput NOEXPORT_SNAPSHOT"));
+    sql.set_answer_timeout(answer_timeout);
     if (!absl::IsAlreadyExists(s)) return s;
     // Another process created it between our check and CREATE: check it again.
   }
-  return absl::AbortedError(absl::StrCat("replication slot \"", slot, "\" keeps changing"));
+  return absl::AbortedError(
+      absl::StrCat("replication slot \"", slot, "\" keeps changing"));
 }
 
 }  // namespace cdc

@@ -27,16 +27,24 @@ namespace {
 // pg_terminate_backend (57), insufficient resources (53), and a slot still in use
 // by another connection (55006, e.g. the other half of a hot-standby pair).
 bool IsTransientServerError(absl::string_view sqlstate) {
-  return sqlstate.empty() || absl::StartsWith(sqlstate, "08") || absl::StartsWith(sqlstate, "57") ||
-         absl::StartsWith(sqlstate, "53") || sqlstate == "55006";
+  return sqlstate.empty() || absl::StartsWith(sqlstate, "08") ||
+         absl::StartsWith(sqlstate, "57") || absl::StartsWith(sqlstate, "53") ||
+         sqlstate == "55006";
 }
 
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ReplicationStream>> ReplicationStream::Connect(
-    const std::string& conninfo) {
+    const std::string& conninfo, absl::Duration setup_timeout) {
+  int connect_timeout = 0;  // libpq: wait forever.
+  if (setup_timeout != absl::InfiniteDuration()) {
+    connect_timeout = static_cast<int>(std::max<int64_t>(
+        1, absl::ToInt64Seconds(absl::Ceil(setup_timeout, absl::Seconds(1)))));
+  }
   ASSIGN_OR_RETURN(std::unique_ptr<SqlConnection> sql,
-                   SqlConnection::Connect(conninfo, SqlConnection::Mode::kReplication));
+                   SqlConnection::Connect(conninfo, SqlConnection::Mode::kReplication,
+                                          "outbox-publisher", connect_timeout));
+  sql->set_answer_timeout(setup_timeout);
   return std::unique_ptr<ReplicationStream>(new ReplicationStream(std::move(sql)));
 }
 
@@ -85,12 +93,12 @@ absl::Status ReplicationStream::Start(const StartOptions& options) {
   std::string sql =
       absl::StrCat("START_REPLICATION SLOT ", sql_->Quote(options.slot), " LOGICAL ",
                    options.start_lsn.ToString(), " (", absl::StrJoin(opts, ", "), ")");
-  PgResult r(PQexec(conn_, sql.c_str()));
-  if (r == nullptr) return ConnectionError("START_REPLICATION failed");
+  ASSIGN_OR_RETURN(PgResult r, sql_->Execute(sql));
   if (PQresultStatus(r.get()) != PGRES_COPY_BOTH) {
     std::string message = absl::StrCat("START_REPLICATION failed: ",
                                        TrimmedPgMessage(PQresultErrorMessage(r.get())));
-    if (PQstatus(conn_) != CONNECTION_OK || IsTransientServerError(ResultSqlState(r.get()))) {
+    if (PQstatus(conn_) != CONNECTION_OK ||
+        IsTransientServerError(ResultSqlState(r.get()))) {
       return absl::UnavailableError(message);
     }
     return absl::FailedPreconditionError(message);
@@ -145,10 +153,11 @@ absl::StatusOr<std::optional<ServerMessage>> ReplicationStream::Read(
       streaming_ = false;
       PgResult r(PQgetResult(conn_));
       std::string why = r ? TrimmedPgMessage(PQresultErrorMessage(r.get())) : "";
-      std::string message =
-          absl::StrCat("server ended the replication stream", why.empty() ? "" : ": ", why);
+      std::string message = absl::StrCat("server ended the replication stream",
+                                         why.empty() ? "" : ": ", why);
       // A dropped publication or removed WAL will not fix itself by reconnecting.
-      if (r && !IsTransientServerError(ResultSqlState(r.get())) && PQstatus(conn_) == CONNECTION_OK) {
+      if (r && !IsTransientServerError(ResultSqlState(r.get())) &&
+          PQstatus(conn_) == CONNECTION_OK) {
         return absl::FailedPreconditionError(message);
       }
       return absl::UnavailableError(message);

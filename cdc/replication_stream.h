@@ -72,8 +72,13 @@ class ReplicationStream : public WalStream {
   // Connects with `conninfo` (key=value string or URI; "" = PG* environment), adding
   // replication=database. Fails with kUnavailable when the server cannot be reached
   // and kFailedPrecondition when it refuses (authentication, no replication role).
+  // `setup_timeout` bounds the connection attempt (libpq's connect_timeout, unless
+  // the conninfo sets one) and every statement until Start has returned (the
+  // SqlConnection's answer timeout): a connection that goes silent during set-up
+  // fails instead of waiting forever. Once streaming, the caller watches silence.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<ReplicationStream>> Connect(
-      const std::string& conninfo);
+      const std::string& conninfo,
+      absl::Duration setup_timeout = absl::InfiniteDuration());
 
   ~ReplicationStream() override;
   ReplicationStream(const ReplicationStream&) = delete;
@@ -91,9 +96,9 @@ class ReplicationStream : public WalStream {
   // Waits until `deadline` for the next server message. kUnavailable when the
   // connection breaks or the server ends it for a transient reason (shutdown,
   // pg_terminate_backend); kFailedPrecondition when it ends the stream for a
-  // lasting one (a dropped publication, WAL the slot needs was removed). Returns nullopt when none
-  // arrived in time. A keepalive that requests a reply is answered at once with the
-  // last flush LSN given to SendStatus (otherwise wal_sender_timeout would end the
+  // lasting one (a dropped publication, WAL the slot needs was removed). Returns nullopt
+  // when none arrived in time. A keepalive that requests a reply is answered at once with
+  // the last flush LSN given to SendStatus (otherwise wal_sender_timeout would end the
   // connection while the caller is busy), and still returned. An XLogData's payload
   // stays valid until the next call of Read or Stop.
   [[nodiscard]] absl::StatusOr<std::optional<ServerMessage>> Read(
@@ -134,7 +139,7 @@ class ReplicationStream : public WalStream {
   size_t since_read_ = 0;
 
   std::unique_ptr<SqlConnection> sql_;
-  PGconn* conn_;  // sql_'s.
+  PGconn* conn_;            // sql_'s.
   char* buffer_ = nullptr;  // Last CopyData from PQgetCopyData, freed on next Read.
   bool streaming_ = false;
   Lsn flush_;

@@ -2,8 +2,10 @@
 #include "cdc/sql_connection.h"
 
 #include <libpq-fe.h>
+#include <poll.h>
 
 #include <algorithm>
+#include <cerrno>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -99,9 +101,53 @@ std::string SqlConnection::Literal(absl::string_view text) {
   return out;
 }
 
+absl::Status SqlConnection::AwaitResult(absl::Time deadline) {
+  while (PQisBusy(conn_)) {
+    int fd = PQsocket(conn_);
+    if (fd < 0) return ConnectionError("the connection is gone");
+    int wait_ms = -1;
+    if (deadline != absl::InfiniteFuture()) {
+      wait_ms = static_cast<int>(std::clamp<int64_t>(
+          absl::ToInt64Milliseconds(deadline - absl::Now()), 0, 1 << 30));
+    }
+    pollfd p{fd, POLLIN, 0};
+    int ready = poll(&p, 1, wait_ms);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready < 0)
+      return absl::UnavailableError("poll on the PostgreSQL connection failed");
+    if (ready == 0) {
+      return absl::UnavailableError(absl::StrCat(
+          "PostgreSQL did not answer within ", absl::FormatDuration(answer_timeout_),
+          ": the connection is silent or the server is stuck"));
+    }
+    if (PQconsumeInput(conn_) == 0) return ConnectionError("reading the answer failed");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<PgResult> SqlConnection::Execute(const std::string& sql) {
+  if (PQsendQuery(conn_, sql.c_str()) == 0)
+    return ConnectionError("sending a statement failed");
+  absl::Time deadline = answer_timeout_ == absl::InfiniteDuration()
+                            ? absl::InfiniteFuture()
+                            : absl::Now() + answer_timeout_;
+  // As PQexec: the last result counts; the copy protocol ends the statement's
+  // results.
+  PgResult last;
+  while (true) {
+    RETURN_IF_ERROR(AwaitResult(deadline));
+    PGresult* next = PQgetResult(conn_);
+    if (next == nullptr) break;
+    last.reset(next);
+    ExecStatusType st = PQresultStatus(next);
+    if (st == PGRES_COPY_BOTH || st == PGRES_COPY_IN || st == PGRES_COPY_OUT) break;
+  }
+  if (last == nullptr) return ConnectionError("the statement returned nothing");
+  return last;
+}
+
 absl::StatusOr<SqlRows> SqlConnection::Query(const std::string& sql) {
-  PgResult r(PQexec(conn_, sql.c_str()));
-  if (r == nullptr) return ConnectionError("query failed");
+  ASSIGN_OR_RETURN(PgResult r, Execute(sql));
   ExecStatusType st = PQresultStatus(r.get());
   if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK) {
     std::string state = ResultSqlState(r.get());
@@ -124,6 +170,8 @@ absl::StatusOr<SqlRows> SqlConnection::Query(const std::string& sql) {
   return rows;
 }
 
-absl::Status SqlConnection::Command(const std::string& sql) { return Query(sql).status(); }
+absl::Status SqlConnection::Command(const std::string& sql) {
+  return Query(sql).status();
+}
 
 }  // namespace cdc

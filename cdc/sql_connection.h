@@ -18,11 +18,18 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 
 typedef struct pg_conn PGconn;
 typedef struct pg_result PGresult;
 
 namespace cdc {
+
+// A PGresult freed when it goes out of scope.
+struct PgResultDeleter {
+  void operator()(PGresult* r) const;
+};
+using PgResult = std::unique_ptr<PGresult, PgResultDeleter>;
 
 // Rows of text values; a NULL is nullopt.
 using SqlRows = std::vector<std::vector<std::optional<std::string>>>;
@@ -49,6 +56,18 @@ class SqlConnection {
   [[nodiscard]] absl::StatusOr<SqlRows> Query(const std::string& sql);
   [[nodiscard]] absl::Status Command(const std::string& sql);
 
+  // How long a statement may wait for the server's answer; unbounded by default.
+  // A connection that went silent without closing (issue 17) otherwise waits
+  // forever: the server's own statement_timeout cannot help when its answer
+  // never arrives. Past the timeout the statement fails with kUnavailable, and
+  // the connection, left mid-statement, must be dropped.
+  void set_answer_timeout(absl::Duration timeout) { answer_timeout_ = timeout; }
+  absl::Duration answer_timeout() const { return answer_timeout_; }
+
+  // Sends `sql` and waits, within the answer timeout, for its last result (or the
+  // first result that starts the copy protocol). Not null when OK.
+  [[nodiscard]] absl::StatusOr<PgResult> Execute(const std::string& sql);
+
   // `identifier` as a quoted SQL identifier; `text` as a quoted SQL literal.
   std::string Quote(absl::string_view identifier);
   std::string Literal(absl::string_view text);
@@ -62,17 +81,14 @@ class SqlConnection {
 
  private:
   explicit SqlConnection(PGconn* conn) : conn_(conn) {}
+  // Reads until a result is ready (PQisBusy false), or fails at `deadline`.
+  absl::Status AwaitResult(absl::Time deadline);
   PGconn* conn_;
+  absl::Duration answer_timeout_ = absl::InfiniteDuration();
 };
 
 // libpq's message without its trailing newline ("" for null).
 std::string TrimmedPgMessage(const char* message);
-
-// A PGresult freed when it goes out of scope.
-struct PgResultDeleter {
-  void operator()(PGresult* r) const;
-};
-using PgResult = std::unique_ptr<PGresult, PgResultDeleter>;
 
 // The SQLSTATE of a failed result ("" when it has none).
 std::string ResultSqlState(const PGresult* result);

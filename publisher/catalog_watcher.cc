@@ -12,6 +12,7 @@ namespace {
 // stop: the replication connection notices such a server anyway.
 constexpr int kConnectTimeoutSeconds = 10;
 constexpr char kStatementTimeout[] = "SET statement_timeout = '10s'";
+constexpr absl::Duration kAnswerTimeout = absl::Seconds(15);
 
 }  // namespace
 
@@ -51,6 +52,9 @@ absl::Status CatalogWatcher::Probe() {
     ASSIGN_OR_RETURN(sql_, cdc::SqlConnection::Connect(
                                config_.pg, cdc::SqlConnection::Mode::kPlain,
                                "outbox-publisher slot check", kConnectTimeoutSeconds));
+    // statement_timeout stops a stuck server; the answer timeout a connection that
+    // went silent (which would otherwise also hang shutdown, which joins this).
+    sql_->set_answer_timeout(kAnswerTimeout);
     RETURN_IF_ERROR(sql_->Command(kStatementTimeout));
   }
   if (!watch_) {
@@ -59,13 +63,15 @@ absl::Status CatalogWatcher::Probe() {
     ASSIGN_OR_RETURN(cdc::SqlRows here, sql_->Query("SELECT current_database()"));
     if (here.size() != 1 || here[0].empty() || !here[0][0])
       return absl::DataLossError("current_database() returned nothing");
-    watch_.emplace(*here[0][0], config_.max_retained_wal, sql_->Quote(config_.publication),
-                   tables, cdc::QuoteTables(*sql_, tables), sql_->Literal(config_.slot));
+    watch_.emplace(*here[0][0], config_.max_retained_wal,
+                   sql_->Quote(config_.publication), tables,
+                   cdc::QuoteTables(*sql_, tables), sql_->Literal(config_.slot));
   }
   CatalogFindings f;
   ASSIGN_OR_RETURN(f.slot, cdc::ReadSlotFacts(*sql_, config_.slot));
   for (const TableName& t : config_.tables) {
-    ASSIGN_OR_RETURN(cdc::TableFacts table, cdc::ReadTableFacts(*sql_, t.schema, t.table));
+    ASSIGN_OR_RETURN(cdc::TableFacts table,
+                     cdc::ReadTableFacts(*sql_, t.schema, t.table));
     f.tables.push_back(std::move(table));
   }
   ASSIGN_OR_RETURN(f.publication, cdc::ReadPublicationFacts(*sql_, config_.publication));

@@ -12,16 +12,19 @@ namespace publisher {
 namespace {
 
 constexpr int kConnectTimeoutSeconds = 10;
+constexpr absl::Duration kAnswerTimeout = absl::Seconds(15);
 constexpr absl::Duration kKafkaTimeout = absl::Seconds(10);
 
 PgFindings ReadPostgres(const Config& config) {
   PgFindings pg;
-  absl::StatusOr<std::unique_ptr<cdc::SqlConnection>> sql = cdc::SqlConnection::Connect(
-      config.pg, cdc::SqlConnection::Mode::kPlain, "outbox-publisher --check",
-      kConnectTimeoutSeconds);
+  absl::StatusOr<std::unique_ptr<cdc::SqlConnection>> sql =
+      cdc::SqlConnection::Connect(config.pg, cdc::SqlConnection::Mode::kPlain,
+                                  "outbox-publisher --check", kConnectTimeoutSeconds);
   pg.connect = sql.status();
   if (!sql.ok()) return pg;
   cdc::SqlConnection& c = **sql;
+  // A connection that goes silent fails each remaining check in bounded time.
+  c.set_answer_timeout(kAnswerTimeout);
   pg.server = cdc::ReadServerFacts(c);
   pg.replication_connect =
       cdc::SqlConnection::Connect(config.pg, cdc::SqlConnection::Mode::kReplication,

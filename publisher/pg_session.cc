@@ -9,10 +9,20 @@
 #include "publisher/message_events.h"
 
 namespace publisher {
+namespace {
+
+// Connecting and preparing a session must not wait forever on a connection that
+// went silent (issue 17): the same bound as silence while streaming.
+absl::Duration SetupTimeout(const Config& c) {
+  return c.replication_timeout > absl::ZeroDuration() ? c.replication_timeout
+                                                      : absl::InfiniteDuration();
+}
+
+}  // namespace
 
 absl::StatusOr<Session> PgSessionSource::Open() {
   ASSIGN_OR_RETURN(std::unique_ptr<cdc::ReplicationStream> stream,
-                   cdc::ReplicationStream::Connect(config_.pg));
+                   cdc::ReplicationStream::Connect(config_.pg, SetupTimeout(config_)));
   ASSIGN_OR_RETURN(cdc::SystemIdentity id, stream->IdentifySystem());
   RETURN_IF_ERROR(cdc::EnsureWalLevel(stream->sql()));
   std::vector<std::string> tables;
@@ -31,7 +41,8 @@ absl::StatusOr<Session> PgSessionSource::Open() {
     if (stream->server_version() < 140000) {
       return absl::FailedPreconditionError(absl::StrCat(
           "--message-prefix needs PostgreSQL 14 or later (pgoutput's messages option); "
-          "this server is ", stream->server_version()));
+          "this server is ",
+          stream->server_version()));
     }
   }
   cdc::StartOptions start;

@@ -33,7 +33,7 @@ class SilentConnectionTest : public PublisherTest {
     for (size_t i = 0; i + 1 < argv.size(); ++i) {
       if (argv[i] == "--pg") {
         argv[i + 1] = absl::StrCat("host=127.0.0.1 port=", proxy_->port(),
-                                   " user=postgres dbname=postgres connect_timeout=10");
+                                   " user=postgres dbname=postgres");
       }
     }
     return argv;
@@ -86,6 +86,65 @@ TEST_F(SilentConnectionTest, AFrozenReplicationConnectionIsDroppedAndStreamingRe
   EXPECT_EQ(publisher_->Wait(absl::Seconds(60)), 0) << publisher_->Log();
   std::cerr << "silent replication connection: rows flowed again "
             << absl::FormatDuration(recovered) << " after the freeze\n";
+}
+
+// Every path to the server dead, new connections too (their TCP handshake with the
+// proxy still succeeds, then nothing): each attempt to reconnect fails in bounded
+// time (connect_timeout and the set-up statements' answer timeout follow
+// --replication-timeout) instead of waiting forever; rows flow soon after the path
+// returns; and a SIGTERM while the slot watcher's connection is dead still ends
+// the publisher (its statements have an answer timeout too).
+TEST_F(SilentConnectionTest, APathThatStaysDeadIsRetriedAndNeverHangsShutdown) {
+  auto argv =
+      ThroughProxy({"--replication-timeout", "5s", "--slot-check-interval", "300ms"});
+  publisher_ = ValueOrDie(Process::Start(argv, log_path_));
+  ASSERT_TRUE(
+      WaitFor([&] { return absl::StrContains(publisher_->Log(), "\"streaming\""); },
+              absl::Seconds(60)))
+      << publisher_->Log();
+  auto consumer = StartConsumer();
+  Write(20);
+  ASSERT_TRUE(WaitFor([&] { return Confirmed() >= WalInsert(); }, absl::Seconds(60)));
+
+  ASSERT_TRUE(proxy_->Blackhole().ok());
+  Write(20);
+  auto count = [&](const std::string& text) {
+    size_t n = 0;
+    std::string log = publisher_->Log();
+    for (size_t at = log.find(text); at != std::string::npos; at = log.find(text, at + 1))
+      ++n;
+    return n;
+  };
+  // Two failed attempts after the silence: neither waited forever.
+  ASSERT_TRUE(WaitFor([&] { return count("cannot reach PostgreSQL; retrying") >= 2; },
+                      absl::Seconds(90)))
+      << "a reconnect through the dead path never ended\n"
+      << publisher_->Log();
+  EXPECT_THAT(publisher_->Log(), HasSubstr("the replication connection is silent"));
+  ASSERT_TRUE(proxy_->Thaw().ok());
+  absl::Time healed = absl::Now();
+  EXPECT_TRUE(WaitFor([&] { return Confirmed() >= WalInsert(); }, absl::Seconds(60)))
+      << "rows did not flow again after the path returned\n"
+      << publisher_->Log();
+  absl::Duration recovered = absl::Now() - healed;
+  EXPECT_EQ(DistinctIds(*consumer, 40).size(), 40u);
+
+  // Dead again: the slot watcher (every 300 ms while streaming) is waiting on its
+  // connection by the time the replication silence is noticed.
+  size_t silences = count("the replication connection is silent");
+  ASSERT_TRUE(proxy_->Blackhole().ok());
+  ASSERT_TRUE(
+      WaitFor([&] { return count("the replication connection is silent") > silences; },
+              absl::Seconds(60)))
+      << publisher_->Log();
+  absl::Time term = absl::Now();
+  publisher_->Signal(SIGTERM);
+  EXPECT_EQ(publisher_->Wait(absl::Seconds(45)), 0)
+      << "SIGTERM did not end the publisher while its connections were dead\n"
+      << publisher_->Log();
+  std::cerr << "dead path: rows flowed again " << absl::FormatDuration(recovered)
+            << " after it returned; SIGTERM with dead connections ended the publisher in "
+            << absl::FormatDuration(absl::Now() - term) << "\n";
 }
 
 }  // namespace
