@@ -32,15 +32,16 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "cdc/lsn.h"
@@ -62,7 +63,6 @@ using testing_harness::WaitFor;
 
 constexpr char kTopic[] = "outbox.event.bench";
 constexpr int kPartitions = 32;
-
 
 struct Workload {
   std::string name;
@@ -122,8 +122,9 @@ class Bench {
                    "start PostgreSQL");
     auto sql = Must(pg->Connect(), "connect");
     Must(sql->Exec(Schema()), "schema");
-    for (const char* slot : {"bench_limit_first", "bench_limit_first_nap", "bench_recvlogical",
-                             "outbox_publisher", "bench_limit_last", "bench_limit_last_nap"}) {
+    for (const char* slot :
+         {"bench_limit_first", "bench_limit_first_nap", "bench_recvlogical",
+          "outbox_publisher", "bench_limit_last", "bench_limit_last_nap"}) {
       Must(sql->Exec(absl::StrCat("SELECT pg_create_logical_replication_slot('", slot,
                                   "', 'pgoutput')")),
            "create slot");
@@ -145,9 +146,9 @@ class Bench {
     limit("bench_limit_first", nullptr);
     limit("bench_limit_first_nap", "100");
     r.recvlogical_rows_s =
-        w.rows / Time({"/usr/lib/postgresql/15/bin/pg_recvlogical", "-d", pg->conninfo(), "--slot",
-                       "bench_recvlogical", "--start", "-o", "proto_version=1", "-o",
-                       "publication_names=outbox_publisher", "--endpos", end, "-f",
+        w.rows / Time({"/usr/lib/postgresql/15/bin/pg_recvlogical", "-d", pg->conninfo(),
+                       "--slot", "bench_recvlogical", "--start", "-o", "proto_version=1",
+                       "-o", "publication_names=outbox_publisher", "--endpos", end, "-f",
                        "/dev/null", "--no-loop"});
     RunPublisher(*pg, *sql, end, &r);
     limit("bench_limit_last", nullptr);
@@ -166,10 +167,11 @@ class Bench {
       Die("topic");
     int64_t messages = std::min<int64_t>(w.rows, 200000);
     std::string log = absl::StrCat("/tmp/outbox-bench-", getpid(), "-sink.log");
-    auto p = Must(Process::Start({BuildPath("bench-sink-floor"), mock->bootstrap(), kTopic,
-                                  absl::StrCat(messages), absl::StrCat(w.payload_bytes + 150)},
-                                 log),
-                  "bench-sink-floor");
+    auto p =
+        Must(Process::Start({BuildPath("bench-sink-floor"), mock->bootstrap(), kTopic,
+                             absl::StrCat(messages), absl::StrCat(w.payload_bytes + 150)},
+                            log),
+             "bench-sink-floor");
     std::optional<int> code = p->Wait(absl::Minutes(10));
     std::string out = p->Log();
     std::remove(log.c_str());
@@ -193,20 +195,23 @@ class Bench {
   static double HistogramQuantileMs(const std::string& metrics, double q) {
     std::vector<std::pair<double, double>> buckets;  // (upper bound s, cumulative)
     for (absl::string_view line : absl::StrSplit(metrics, '\n')) {
-      constexpr absl::string_view kBucket = "outbox_publisher_commit_to_ack_seconds_bucket{le=\"";
+      constexpr absl::string_view kBucket =
+          "outbox_publisher_commit_to_ack_seconds_bucket{le=\"";
       if (!absl::StartsWith(line, kBucket)) continue;
       line.remove_prefix(kBucket.size());
       size_t quote = line.find('"');
       std::string le(line.substr(0, quote));
       double bound = le == "+Inf" ? 1e9 : std::stod(le);
-      buckets.emplace_back(bound, std::stod(std::string(line.substr(line.rfind(' ') + 1))));
+      buckets.emplace_back(bound,
+                           std::stod(std::string(line.substr(line.rfind(' ') + 1))));
     }
     if (buckets.empty() || buckets.back().second == 0) return 0;
     double rank = q * buckets.back().second, lower = 0, below = 0;
     for (const auto& [bound, count] : buckets) {
       if (count >= rank) {
         if (bound >= 1e9) return lower * 1000;
-        return (lower + (bound - lower) * (rank - below) / std::max(1.0, count - below)) * 1000;
+        return (lower + (bound - lower) * (rank - below) / std::max(1.0, count - below)) *
+               1000;
       }
       lower = bound;
       below = count;
@@ -246,7 +251,8 @@ class Bench {
                    "jsonb_build_object('pad', repeat('x', 88)) "
                    "FROM generate_series(n, n + per_tx - 1) g;";
     Must(sql->Exec("SET synchronous_commit = off"), "set");
-    std::string before = Must(sql->Value("SELECT pg_current_wal_insert_lsn()::text"), "lsn");
+    std::string before =
+        Must(sql->Value("SELECT pg_current_wal_insert_lsn()::text"), "lsn");
     absl::Time start = absl::Now();
     Must(sql->Exec(absl::StrCat("DO $$ DECLARE n bigint := 0; per_tx bigint := ", per_tx,
                                 "; BEGIN WHILE n < ", events, " LOOP ", write,
@@ -272,8 +278,8 @@ class Bench {
   Latency SteadyState(int rate, absl::Duration duration,
                       std::vector<std::string> publisher_args = {}) {
     std::cerr << "bench: steady state: " << rate << " tx/s for "
-              << absl::FormatDuration(duration) << " " << absl::StrJoin(publisher_args, " ")
-              << std::endl;
+              << absl::FormatDuration(duration) << " "
+              << absl::StrJoin(publisher_args, " ") << std::endl;
     auto pg = Must(PgCluster::Start(), "start PostgreSQL");
     auto sql = Must(pg->Connect(), "connect");
     Must(sql->Exec(Schema()), "schema");
@@ -297,10 +303,7 @@ class Bench {
             absl::Seconds(60)))
       Die("the publisher never started streaming: " + publisher->Log());
     auto consumer = Must(Consumer::Start(mock->bootstrap(), {kTopic}), "consumer");
-    Must(sql->Exec("PREPARE ins(text) AS INSERT INTO outbox (id, aggregate_type, "
-                   "aggregate_id, event_type, payload) VALUES ($1, 'bench', $1, 'E', "
-                   "'{\"pad\": \"" + std::string(80, 'x') + "\"}')"),
-         "prepare");
+    PrepareInsert(*sql);
     // Warm-up: the first Kafka transaction (or idempotent producer session) pays
     // for metadata and coordinator lookups; measure from the second row on. The
     // warm-up row's key is out of the measured range.
@@ -341,7 +344,8 @@ class Bench {
     WaitFor(measure, absl::Seconds(60));
     httplib::Client scrape("127.0.0.1", metrics_port);
     auto metrics = scrape.Get("/metrics");
-    if (!metrics || metrics->status != 200) Die("steady state: no /metrics from the publisher");
+    if (!metrics || metrics->status != 200)
+      Die("steady state: no /metrics from the publisher");
     publisher->Signal(SIGTERM);
     publisher->Wait(absl::Seconds(60));
     if (latencies.size() != committed.size())
@@ -359,7 +363,89 @@ class Bench {
     return l;
   }
 
+  // Takeover (issue 17): an active publisher and a standby on the same slot. While
+  // a writer commits a row every 5 ms, kill -9 the active one and time from the
+  // kill until the first row committed after it reaches a consumer. `trials`
+  // times, each with a fresh standby behind the new active one.
+  std::vector<absl::Duration> Takeover(int trials) {
+    std::cerr << "bench: takeover: " << trials << " kill -9s of the active publisher"
+              << std::endl;
+    auto pg = Must(PgCluster::Start(), "start PostgreSQL");
+    auto sql = Must(pg->Connect(), "connect");
+    Must(sql->Exec(Schema()), "schema");
+    auto mock = Must(MockKafka::Start(1), "mock-kafka");
+    if (mock->Command(absl::StrCat("topic ", kTopic, " ", kPartitions)) != "ok")
+      Die("topic");
+    auto consumer = Must(Consumer::Start(mock->bootstrap(), {kTopic}), "consumer");
+    auto start = [&](int n, const std::string& wanted) {
+      int port = testing_harness::FreeTcpPort();
+      auto p = StartPublisher(*pg, *mock, absl::StrCat("takeover-", n),
+                              {"--metrics-port", absl::StrCat(port)});
+      httplib::Client health("127.0.0.1", port);
+      if (!WaitFor(
+              [&] {
+                auto h = health.Get("/healthz");
+                return h && h->body.find(wanted) != std::string::npos;
+              },
+              absl::Seconds(60)))
+        Die("takeover: publisher " + std::to_string(n) + " never said " + wanted + ": " +
+            p->Log());
+      return p;
+    };
+    std::unique_ptr<Process> active = start(0, "ok");
+    PrepareInsert(*sql);
+    std::atomic<int64_t> next{0};
+    std::atomic<bool> writing{true};
+    std::thread writer([&] {
+      auto session = Must(pg->Connect(), "connect");
+      PrepareInsert(*session);
+      while (writing) {
+        Must(session->Exec(absl::StrCat("EXECUTE ins('", next.load(), "')")), "insert");
+        ++next;
+        absl::SleepFor(absl::Milliseconds(5));
+      }
+    });
+    std::vector<absl::Duration> gaps;
+    for (int t = 1; t <= trials; ++t) {
+      std::unique_ptr<Process> standby = start(t, "standing by");
+      int64_t flowing = next.load();
+      if (!WaitFor([&] { return consumer->Count() > static_cast<size_t>(flowing); },
+                   absl::Seconds(60)))
+        Die("takeover: rows do not flow before the kill");
+      absl::Time killed = absl::Now();
+      active->Signal(SIGKILL);
+      active->Wait(absl::Seconds(10));
+      int64_t after = next.load() + 1;  // Surely committed after the kill.
+      std::optional<absl::Time> first;
+      WaitFor(
+          [&] {
+            for (const auto& rec : consumer->Records()) {
+              if (std::stoll(rec.key) >= after && (!first || rec.received < *first))
+                first = rec.received;
+            }
+            return first.has_value();
+          },
+          absl::Seconds(60));
+      if (!first) Die("takeover: the standby never published: " + standby->Log());
+      gaps.push_back(*first - killed);
+      active = std::move(standby);
+    }
+    writing = false;
+    writer.join();
+    active->Signal(SIGTERM);
+    active->Wait(absl::Seconds(60));
+    return gaps;
+  }
+
  private:
+  static void PrepareInsert(testing_harness::PgSession& sql) {
+    Must(sql.Exec("PREPARE ins(text) AS INSERT INTO outbox (id, aggregate_type, "
+                  "aggregate_id, event_type, payload) VALUES ($1, 'bench', $1, 'E', "
+                  "'{\"pad\": \"" +
+                  std::string(80, 'x') + "\"}')"),
+         "prepare");
+  }
+
   static std::string Schema() {
     return "CREATE TABLE outbox (id text PRIMARY KEY, aggregate_type text NOT NULL, "
            "aggregate_id text NOT NULL, event_type text NOT NULL, payload jsonb NOT "
@@ -432,8 +518,8 @@ class Bench {
                 "start publisher");
   }
 
-  void RunPublisher(PgCluster& pg, testing_harness::PgSession& sql, const std::string& end,
-                    Result* r) {
+  void RunPublisher(PgCluster& pg, testing_harness::PgSession& sql,
+                    const std::string& end, Result* r) {
     auto mock = Must(MockKafka::Start(1), "mock-kafka");
     if (mock->Command(absl::StrCat("topic ", kTopic, " ", kPartitions)) != "ok")
       Die("topic");
@@ -474,6 +560,17 @@ std::string SteadyLine(const char* mode, const Bench::Latency& steady, int stead
       steady.ack_p50_ms, steady.ack_p99_ms);
 }
 
+std::string TakeoverLine(std::vector<absl::Duration> gaps) {
+  if (gaps.empty()) return "";
+  std::sort(gaps.begin(), gaps.end());
+  return absl::StrFormat(
+      "\nTakeover: kill -9 of the active publisher, a standby on the same slot (it "
+      "retries every 2 s), a row committed every 5 ms: rows committed after the kill "
+      "reached the consumer after median %.2f s, max %.2f s (%d trials)\n",
+      absl::ToDoubleSeconds(gaps[gaps.size() / 2]), absl::ToDoubleSeconds(gaps.back()),
+      static_cast<int>(gaps.size()));
+}
+
 std::string CarrierTable(const std::vector<Bench::CarrierResult>& carriers) {
   if (carriers.empty()) return "";
   std::ostringstream out;
@@ -494,7 +591,8 @@ std::string CarrierTable(const std::vector<Bench::CarrierResult>& carriers) {
 std::string Table(const std::vector<Result>& results, const Bench::Latency& steady,
                   const Bench::Latency& steady_eo, int steady_rate) {
   std::ostringstream out;
-  out << "| workload | rows | limit (raw libpq) rows/s | pg_recvlogical rows/s | "
+  if (!results.empty())
+    out << "| workload | rows | limit (raw libpq) rows/s | pg_recvlogical rows/s | "
          "outbox-publisher rows/s | publisher / limit | publisher CPU µs/row | "
          "limit CPU µs/row | producing alone CPU µs/row | publisher peak RSS MiB |\n"
          "|---|---|---|---|---|---|---|---|---|---|\n";
@@ -502,16 +600,16 @@ std::string Table(const std::vector<Result>& results, const Bench::Latency& stea
     out << absl::StrFormat(
         "| %s | %d | %.1fk | %.1fk | %.1fk | %.2f× | %.2f | %.2f | %.2f | %.0f |\n",
         r.w.name, r.w.rows, r.limit_rows_s / 1000, r.recvlogical_rows_s / 1000,
-        r.publisher_rows_s / 1000, r.publisher_rows_s / r.limit_rows_s,
-        r.cpu_us_per_row, r.limit_cpu_us_per_row, r.sink_cpu_us_per_row,
-        r.peak_rss_kib / 1024.0);
+        r.publisher_rows_s / 1000, r.publisher_rows_s / r.limit_rows_s, r.cpu_us_per_row,
+        r.limit_cpu_us_per_row, r.sink_cpu_us_per_row, r.peak_rss_kib / 1024.0);
   }
   if (steady.rows > 0) out << SteadyLine("at-least-once", steady, steady_rate);
   if (steady_eo.rows > 0) {
-    out << SteadyLine("exactly-once (--transaction-interval 100ms; mock-kafka serves "
-                      "records before their transaction commits, so only the "
-                      "commit-to-acknowledgement figures include the commit)",
-                      steady_eo, steady_rate);
+    out << SteadyLine(
+        "exactly-once (--transaction-interval 100ms; mock-kafka serves "
+        "records before their transaction commits, so only the "
+        "commit-to-acknowledgement figures include the commit)",
+        steady_eo, steady_rate);
   }
   return out.str();
 }
@@ -564,7 +662,8 @@ int Main(int argc, char** argv) {
   absl::Duration steady_for = quick ? absl::Seconds(3) : absl::Seconds(30);
   if (only.empty() || std::string("steady state").find(only) != std::string::npos)
     steady = bench.SteadyState(rate, steady_for);
-  if (only.empty() || std::string("steady state, exactly-once").find(only) != std::string::npos)
+  if (only.empty() ||
+      std::string("steady state, exactly-once").find(only) != std::string::npos)
     steady_eo = bench.SteadyState(rate, steady_for, kExactlyOnce);
   std::vector<Bench::CarrierResult> carriers;
   if (!steady_only) {
@@ -577,7 +676,11 @@ int Main(int argc, char** argv) {
       }
     }
   }
-  std::string table = Table(results, steady, steady_eo, rate) + CarrierTable(carriers);
+  std::vector<absl::Duration> takeover;
+  if (only.empty() || std::string("takeover").find(only) != std::string::npos)
+    takeover = bench.Takeover(quick ? 2 : 5);
+  std::string table = Table(results, steady, steady_eo, rate) + TakeoverLine(takeover) +
+                      CarrierTable(carriers);
   std::cout << table;
   if (!markdown.empty()) {
     std::ofstream out(markdown);

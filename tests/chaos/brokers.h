@@ -29,10 +29,15 @@ class ChaosBroker {
   virtual bool writes_markers() const = 0;
   // The broker fault kinds it injects.
   virtual std::vector<std::string> fault_kinds() const = 0;
-  // Injects one fault of `kind` (one of fault_kinds()) and undoes it. True when
-  // the verifier's consumer should be restarted afterwards.
-  virtual bool Inject(const std::string& kind, std::mt19937_64& rng,
-                      const Wait& wait) = 0;
+  // What Inject did.
+  struct Injection {
+    std::string kind;               // The fault injected: the one asked for, or
+                                    // another when that one could not be made.
+    bool restart_consumer = false;  // The verifier's consumer should be restarted.
+  };
+  // Injects one fault of `kind` (one of fault_kinds()) and undoes it.
+  virtual Injection Inject(const std::string& kind, std::mt19937_64& rng,
+                           const Wait& wait) = 0;
 };
 
 // Starts a broker ("mock" or "kafka") with `topic` (`partitions` partitions) and,

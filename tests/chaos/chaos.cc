@@ -561,8 +561,10 @@ int Main(int argc, char** argv) {
       wait(absl::Seconds(2));
       publishers.FailOver();
       killed = true;
-    } else if (broker->Inject(kind, rng, wait)) {
-      verifier.Restart();
+    } else {
+      ChaosBroker::Injection done = broker->Inject(kind, rng, wait);
+      if (done.restart_consumer) verifier.Restart();
+      kind = done.kind;
     }
     ++injected[kind];
     if (!o.pg_restarts && !killed) {
