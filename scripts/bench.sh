@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The benchmark: builds (Release), then runs every contender on the same backlogs in
 # one PostgreSQL cluster per workload (tests/bench/bench.cc says how), then the
-# micro-benchmarks of the decoder and the mapper, and prints the tables. The same
-# figures, with the machine, go to docs/benchmarks.md.
+# publisher beside Debezium on a real Apache Kafka broker (tests/bench/versus.cc),
+# then the micro-benchmarks of the decoder and the mapper, and prints the tables.
+# The same figures, with the machine, go to docs/benchmarks.md.
 #   scripts/bench.sh [--quick] [-- extra outbox-publisher flags]
 # BUILD_DIR overrides the build directory (default: build-release).
 set -euo pipefail
@@ -10,11 +11,15 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build-release}
 "$root/scripts/install-deps.sh" >/dev/null
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$build" -j"$(nproc)" --target outbox-bench codec-bench >/dev/null
+cmake --build "$build" -j"$(nproc)" --target outbox-bench outbox-versus codec-bench >/dev/null
 
 out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+versus=$(mktemp)
+trap 'rm -f "$out" "$versus"' EXIT
 "$build/outbox-bench" --markdown "$out" "$@"
+echo
+echo "Beside Debezium, on Apache Kafka:"
+"$build/outbox-versus" --markdown "$versus" "$@"
 echo
 echo "Micro-benchmarks (CPU per row, one thread):"
 micro=$("$build/codec-bench" --benchmark_min_time=0.5 2>/dev/null)
@@ -41,6 +46,23 @@ if [ "$quick" = false ]; then
     echo "all its threads; RSS is VmHWM."
     echo
     cat "$out"
+    echo
+    echo "## Beside Debezium, on Apache Kafka"
+    echo
+    echo "The same backlogs and steady state into one real Apache Kafka broker"
+    echo "(4.1.1, one node, on this machine), the publisher at its defaults and"
+    echo "Debezium 3.6.1 (Kafka Connect 4.1.1 standalone, PostgreSQL connector with"
+    echo "pgoutput, Outbox Event Router), each from its own slot, one after the"
+    echo "other (\`tests/bench/versus.cc\`). Debezium's settings, as its documentation"
+    echo "advises for throughput, are in \`tests/bench/debezium.sh\`: max.batch.size"
+    echo "8192, max.queue.size 32768, poll.interval.ms 5, the Connect producer with"
+    echo "acks=all, idempotence and linger.ms 5 (the publisher's), offsets flushed"
+    echo "every second (the default, 60 s, would hold its slot back for a minute),"
+    echo "heap -Xms256m -Xmx2g (connect-standalone.sh's). Rows/s is from start"
+    echo "(JVM start-up included, as the publisher's) until the slot is confirmed"
+    echo "past the last commit; CPU includes every JVM thread."
+    echo
+    cat "$versus"
     echo
     echo "Targets (issue 8): publisher CPU ≤ 3 µs per row in every 100-byte workload;"
     echo "throughput ≥ 0.95 × the limit at 10 rows per transaction and ≥ the limit at 1;"

@@ -45,6 +45,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "cdc/lsn.h"
+#include "tests/bench/support.h"
 #include "tests/harness/fatal.h"
 #include "tests/harness/pg_cluster.h"
 #include "tests/harness/processes.h"
@@ -87,30 +88,6 @@ struct Result {
   int64_t peak_rss_kib = 0;
 };
 
-struct ProcessUsage {
-  double cpu_seconds = 0;
-  int64_t peak_rss_kib = 0;
-};
-
-// user+sys of every thread of `pid`, and its VmHWM, while it still runs.
-ProcessUsage Usage(pid_t pid) {
-  ProcessUsage u;
-  std::ifstream stat(absl::StrCat("/proc/", pid, "/stat"));
-  std::string line;
-  std::getline(stat, line);
-  // Fields after the command name, which is in parentheses and may hold spaces.
-  std::vector<std::string> f = absl::StrSplit(line.substr(line.rfind(')') + 2), ' ');
-  if (f.size() > 13) {
-    double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
-    u.cpu_seconds = (std::stod(f[11]) + std::stod(f[12])) / ticks;  // utime, stime.
-  }
-  std::ifstream status(absl::StrCat("/proc/", pid, "/status"));
-  while (std::getline(status, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) u.peak_rss_kib = std::stoll(line.substr(6));
-  }
-  return u;
-}
-
 class Bench {
  public:
   Bench(std::vector<std::string> publisher_flags)
@@ -121,7 +98,7 @@ class Bench {
     auto pg = Must(PgCluster::Start({"max_wal_size=4GB", "checkpoint_timeout=30min"}),
                    "start PostgreSQL");
     auto sql = Must(pg->Connect(), "connect");
-    Must(sql->Exec(Schema()), "schema");
+    Must(sql->Exec(OutboxSchema()), "schema");
     for (const char* slot :
          {"bench_limit_first", "bench_limit_first_nap", "bench_recvlogical",
           "outbox_publisher", "bench_limit_last", "bench_limit_last_nap"}) {
@@ -129,7 +106,7 @@ class Bench {
                                   "', 'pgoutput')")),
            "create slot");
     }
-    WriteBacklog(*sql, w);
+    WriteBacklog(*sql, w.rows, w.rows_per_tx, w.payload_bytes);
     std::string end = Must(sql->Value("SELECT pg_current_wal_insert_lsn()::text"), "lsn");
 
     Result r{w};
@@ -180,45 +157,6 @@ class Bench {
     return std::stod(out.substr(at + strlen("cpu_us_per_msg=")));
   }
 
-  struct Latency {
-    double rate = 0;  // Achieved transactions per second.
-    absl::Duration p50, p99, max;
-    int64_t rows = 0;
-    // The publisher's own commit-to-acknowledgement quantiles, estimated from its
-    // /metrics histogram as Prometheus' histogram_quantile does: the part of the
-    // latency that is ours and the broker's, without the consumer's fetching.
-    double ack_p50_ms = 0, ack_p99_ms = 0;
-  };
-
-  // histogram_quantile over outbox_publisher_commit_to_ack_seconds in `metrics`:
-  // linear interpolation inside the bucket that holds the quantile, in ms.
-  static double HistogramQuantileMs(const std::string& metrics, double q) {
-    std::vector<std::pair<double, double>> buckets;  // (upper bound s, cumulative)
-    for (absl::string_view line : absl::StrSplit(metrics, '\n')) {
-      constexpr absl::string_view kBucket =
-          "outbox_publisher_commit_to_ack_seconds_bucket{le=\"";
-      if (!absl::StartsWith(line, kBucket)) continue;
-      line.remove_prefix(kBucket.size());
-      size_t quote = line.find('"');
-      std::string le(line.substr(0, quote));
-      double bound = le == "+Inf" ? 1e9 : std::stod(le);
-      buckets.emplace_back(bound,
-                           std::stod(std::string(line.substr(line.rfind(' ') + 1))));
-    }
-    if (buckets.empty() || buckets.back().second == 0) return 0;
-    double rank = q * buckets.back().second, lower = 0, below = 0;
-    for (const auto& [bound, count] : buckets) {
-      if (count >= rank) {
-        if (bound >= 1e9) return lower * 1000;
-        return (lower + (bound - lower) * (rank - below) / std::max(1.0, count - below)) *
-               1000;
-      }
-      lower = bound;
-      below = count;
-    }
-    return lower * 1000;
-  }
-
   // An outbox table against transactional messages (--message-prefix): what each
   // costs the database, and the publisher's throughput for each.
   struct CarrierResult {
@@ -235,7 +173,7 @@ class Bench {
     auto pg = Must(PgCluster::Start({"max_wal_size=4GB", "checkpoint_timeout=30min"}),
                    "start PostgreSQL");
     auto sql = Must(pg->Connect(), "connect");
-    Must(sql->Exec(Schema()), "schema");
+    Must(sql->Exec(OutboxSchema()), "schema");
     Must(sql->Exec("SELECT pg_create_logical_replication_slot('outbox_publisher', "
                    "'pgoutput')"),
          "create slot");
@@ -282,7 +220,7 @@ class Bench {
               << absl::StrJoin(publisher_args, " ") << std::endl;
     auto pg = Must(PgCluster::Start(), "start PostgreSQL");
     auto sql = Must(pg->Connect(), "connect");
-    Must(sql->Exec(Schema()), "schema");
+    Must(sql->Exec(OutboxSchema()), "schema");
     auto mock = Must(MockKafka::Start(1), "mock-kafka");
     if (mock->Command(absl::StrCat("topic ", kTopic, " ", kPartitions)) != "ok")
       Die("topic");
@@ -317,47 +255,13 @@ class Bench {
             },
             absl::Seconds(60)))
       Die("steady state: the warm-up row was never acknowledged: " + publisher->Log());
-    std::vector<absl::Time> committed;
-    absl::Time start = absl::Now();
-    absl::Duration gap = absl::Seconds(1) / rate;
-    for (int64_t i = 0; absl::Now() - start < duration; ++i) {
-      absl::Time due = start + gap * i;
-      if (absl::Time now = absl::Now(); due > now) absl::SleepFor(due - now);
-      Must(sql->Exec(absl::StrCat("EXECUTE ins('", i, "')")), "insert");
-      committed.push_back(absl::Now());
-    }
-    absl::Duration took = absl::Now() - start;
-    // Every measured row, by key: the count of records would include the warm-up
-    // row, and end the wait one row early.
-    std::vector<absl::Duration> latencies;
-    auto measure = [&] {
-      latencies.clear();
-      std::vector<bool> seen(committed.size());
-      for (const auto& rec : consumer->Records()) {
-        size_t i = std::stoul(rec.key);
-        if (i >= committed.size() || seen[i]) continue;
-        seen[i] = true;
-        latencies.push_back(rec.received - committed[i]);
-      }
-      return latencies.size() == committed.size();
-    };
-    WaitFor(measure, absl::Seconds(60));
+    Latency l = MeasureSteady(*sql, *consumer, rate, duration);
     httplib::Client scrape("127.0.0.1", metrics_port);
     auto metrics = scrape.Get("/metrics");
     if (!metrics || metrics->status != 200)
       Die("steady state: no /metrics from the publisher");
     publisher->Signal(SIGTERM);
     publisher->Wait(absl::Seconds(60));
-    if (latencies.size() != committed.size())
-      Die(absl::StrCat("steady state: ", committed.size() - latencies.size(),
-                       " rows never arrived"));
-    std::sort(latencies.begin(), latencies.end());
-    Latency l;
-    l.rows = static_cast<int64_t>(committed.size());
-    l.rate = committed.size() / absl::ToDoubleSeconds(took);
-    l.p50 = latencies[latencies.size() / 2];
-    l.p99 = latencies[latencies.size() * 99 / 100];
-    l.max = latencies.back();
     l.ack_p50_ms = HistogramQuantileMs(metrics->body, 0.50);
     l.ack_p99_ms = HistogramQuantileMs(metrics->body, 0.99);
     return l;
@@ -372,7 +276,7 @@ class Bench {
               << std::endl;
     auto pg = Must(PgCluster::Start(), "start PostgreSQL");
     auto sql = Must(pg->Connect(), "connect");
-    Must(sql->Exec(Schema()), "schema");
+    Must(sql->Exec(OutboxSchema()), "schema");
     auto mock = Must(MockKafka::Start(1), "mock-kafka");
     if (mock->Command(absl::StrCat("topic ", kTopic, " ", kPartitions)) != "ok")
       Die("topic");
@@ -438,44 +342,6 @@ class Bench {
   }
 
  private:
-  static void PrepareInsert(testing_harness::PgSession& sql) {
-    Must(sql.Exec("PREPARE ins(text) AS INSERT INTO outbox (id, aggregate_type, "
-                  "aggregate_id, event_type, payload) VALUES ($1, 'bench', $1, 'E', "
-                  "'{\"pad\": \"" +
-                  std::string(80, 'x') + "\"}')"),
-         "prepare");
-  }
-
-  static std::string Schema() {
-    return "CREATE TABLE outbox (id text PRIMARY KEY, aggregate_type text NOT NULL, "
-           "aggregate_id text NOT NULL, event_type text NOT NULL, payload jsonb NOT "
-           "NULL, headers jsonb, created_at timestamptz NOT NULL DEFAULT now()); "
-           "CREATE PUBLICATION outbox_publisher FOR TABLE outbox WITH (publish = "
-           "'insert')";
-  }
-
-  // Commits the backlog in transactions of rows_per_tx, from one DO block.
-  static void WriteBacklog(testing_harness::PgSession& sql, const Workload& w) {
-    // The payload is a JSON object of about payload_bytes.
-    int pad = std::max(1, w.payload_bytes - 12);
-    // Separate statements: a DO block may COMMIT only outside an implicit
-    // multi-statement transaction.
-    Must(sql.Exec("SET synchronous_commit = off"), "set");
-    Must(sql.Exec(absl::StrFormat(R"sql(
-      DO $$ DECLARE n bigint := 0; BEGIN
-        WHILE n < %d LOOP
-          INSERT INTO outbox (id, aggregate_type, aggregate_id, event_type, payload)
-          SELECT 'r' || g, 'bench', 'a' || (g %% 1000), 'E',
-                 jsonb_build_object('pad', repeat('x', %d))
-          FROM generate_series(n, n + %d - 1) g;
-          n := n + %d;
-          COMMIT;
-        END LOOP;
-      END $$)sql",
-                                  w.rows, pad, w.rows_per_tx, w.rows_per_tx)),
-         "write backlog");
-  }
-
   // Runs argv to completion; returns its wall time in seconds, and its CPU time
   // (user+sys, all threads) in `cpu_seconds` when given.
   double Time(const std::vector<std::string>& argv, double* cpu_seconds = nullptr) {
@@ -549,7 +415,7 @@ class Bench {
   int runs_ = 0;
 };
 
-std::string SteadyLine(const char* mode, const Bench::Latency& steady, int steady_rate) {
+std::string SteadyLine(const char* mode, const Latency& steady, int steady_rate) {
   return absl::StrFormat(
       "\nSteady state, %s: %d single-row transactions/s asked, %.0f/s achieved, %d "
       "rows; commit-to-consumer latency p50 %.1f ms, p99 %.1f ms, max %.1f ms; the "
@@ -588,14 +454,14 @@ std::string CarrierTable(const std::vector<Bench::CarrierResult>& carriers) {
   return out.str();
 }
 
-std::string Table(const std::vector<Result>& results, const Bench::Latency& steady,
-                  const Bench::Latency& steady_eo, int steady_rate) {
+std::string Table(const std::vector<Result>& results, const Latency& steady,
+                  const Latency& steady_eo, int steady_rate) {
   std::ostringstream out;
   if (!results.empty())
     out << "| workload | rows | limit (raw libpq) rows/s | pg_recvlogical rows/s | "
-         "outbox-publisher rows/s | publisher / limit | publisher CPU µs/row | "
-         "limit CPU µs/row | producing alone CPU µs/row | publisher peak RSS MiB |\n"
-         "|---|---|---|---|---|---|---|---|---|---|\n";
+           "outbox-publisher rows/s | publisher / limit | publisher CPU µs/row | "
+           "limit CPU µs/row | producing alone CPU µs/row | publisher peak RSS MiB |\n"
+           "|---|---|---|---|---|---|---|---|---|---|\n";
   for (const Result& r : results) {
     out << absl::StrFormat(
         "| %s | %d | %.1fk | %.1fk | %.1fk | %.2f× | %.2f | %.2f | %.2f | %.0f |\n",
@@ -658,7 +524,7 @@ int Main(int argc, char** argv) {
     }
   }
   int rate = quick ? 500 : 5000;
-  Bench::Latency steady, steady_eo;
+  Latency steady, steady_eo;
   absl::Duration steady_for = quick ? absl::Seconds(3) : absl::Seconds(30);
   if (only.empty() || std::string("steady state").find(only) != std::string::npos)
     steady = bench.SteadyState(rate, steady_for);

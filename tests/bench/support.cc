@@ -1,0 +1,145 @@
+#include "tests/bench/support.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "tests/harness/fatal.h"
+
+namespace bench {
+
+using testing_harness::Die;
+using testing_harness::Must;
+
+ProcessUsage Usage(pid_t pid) {
+  ProcessUsage u;
+  std::ifstream stat(absl::StrCat("/proc/", pid, "/stat"));
+  std::string line;
+  std::getline(stat, line);
+  // Fields after the command name, which is in parentheses and may hold spaces.
+  std::vector<std::string> f = absl::StrSplit(line.substr(line.rfind(')') + 2), ' ');
+  if (f.size() > 13) {
+    double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
+    u.cpu_seconds = (std::stod(f[11]) + std::stod(f[12])) / ticks;  // utime, stime.
+  }
+  std::ifstream status(absl::StrCat("/proc/", pid, "/status"));
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) u.peak_rss_kib = std::stoll(line.substr(6));
+  }
+  return u;
+}
+
+std::string OutboxSchema() {
+  return "CREATE TABLE outbox (id text PRIMARY KEY, aggregate_type text NOT NULL, "
+         "aggregate_id text NOT NULL, event_type text NOT NULL, payload jsonb NOT "
+         "NULL, headers jsonb, created_at timestamptz NOT NULL DEFAULT now()); "
+         "CREATE PUBLICATION outbox_publisher FOR TABLE outbox WITH (publish = "
+         "'insert')";
+}
+
+void WriteBacklog(testing_harness::PgSession& sql, int64_t rows, int64_t rows_per_tx,
+                  int payload_bytes, int64_t first) {
+  // The payload is a JSON object of about payload_bytes.
+  int pad = std::max(1, payload_bytes - 12);
+  // Separate statements: a DO block may COMMIT only outside an implicit
+  // multi-statement transaction.
+  Must(sql.Exec("SET synchronous_commit = off"), "set");
+  Must(sql.Exec(absl::StrFormat(R"sql(
+    DO $$ DECLARE n bigint := %d; BEGIN
+      WHILE n < %d LOOP
+        INSERT INTO outbox (id, aggregate_type, aggregate_id, event_type, payload)
+        SELECT 'r' || g, 'bench', 'a' || (g %% 1000), 'E',
+               jsonb_build_object('pad', repeat('x', %d))
+        FROM generate_series(n, n + %d - 1) g;
+        n := n + %d;
+        COMMIT;
+      END LOOP;
+    END $$)sql",
+                                first, first + rows, pad, rows_per_tx, rows_per_tx)),
+       "write backlog");
+}
+
+void PrepareInsert(testing_harness::PgSession& sql) {
+  Must(sql.Exec("PREPARE ins(text) AS INSERT INTO outbox (id, aggregate_type, "
+                "aggregate_id, event_type, payload) VALUES ($1, 'bench', $1, 'E', "
+                "'{\"pad\": \"" +
+                std::string(80, 'x') + "\"}')"),
+       "prepare");
+}
+
+Latency MeasureSteady(testing_harness::PgSession& sql,
+                      testing_harness::Consumer& consumer, int rate,
+                      absl::Duration duration) {
+  std::vector<absl::Time> committed;
+  absl::Time start = absl::Now();
+  absl::Duration gap = absl::Seconds(1) / rate;
+  for (int64_t i = 0; absl::Now() - start < duration; ++i) {
+    absl::Time due = start + gap * i;
+    if (absl::Time now = absl::Now(); due > now) absl::SleepFor(due - now);
+    Must(sql.Exec(absl::StrCat("EXECUTE ins('", i, "')")), "insert");
+    committed.push_back(absl::Now());
+  }
+  absl::Duration took = absl::Now() - start;
+  // Every measured row, by key: a count of records would include any warm-up
+  // row, and end the wait one row early.
+  std::vector<absl::Duration> latencies;
+  auto measure = [&] {
+    latencies.clear();
+    std::vector<bool> seen(committed.size());
+    for (const auto& rec : consumer.Records()) {
+      size_t i = 0;
+      if (!absl::SimpleAtoi(rec.key, &i) || i >= committed.size() || seen[i]) continue;
+      seen[i] = true;
+      latencies.push_back(rec.received - committed[i]);
+    }
+    return latencies.size() == committed.size();
+  };
+  testing_harness::WaitFor(measure, absl::Seconds(60));
+  if (latencies.size() != committed.size())
+    Die(absl::StrCat("steady state: ", committed.size() - latencies.size(),
+                     " rows never arrived"));
+  std::sort(latencies.begin(), latencies.end());
+  Latency l;
+  l.rows = static_cast<int64_t>(committed.size());
+  l.rate = committed.size() / absl::ToDoubleSeconds(took);
+  l.p50 = latencies[latencies.size() / 2];
+  l.p99 = latencies[latencies.size() * 99 / 100];
+  l.max = latencies.back();
+  return l;
+}
+
+double HistogramQuantileMs(const std::string& metrics, double q) {
+  std::vector<std::pair<double, double>> buckets;  // (upper bound s, cumulative)
+  for (absl::string_view line : absl::StrSplit(metrics, '\n')) {
+    constexpr absl::string_view kBucket =
+        "outbox_publisher_commit_to_ack_seconds_bucket{le=\"";
+    if (!absl::StartsWith(line, kBucket)) continue;
+    line.remove_prefix(kBucket.size());
+    size_t quote = line.find('"');
+    std::string le(line.substr(0, quote));
+    double bound = le == "+Inf" ? 1e9 : std::stod(le);
+    buckets.emplace_back(bound, std::stod(std::string(line.substr(line.rfind(' ') + 1))));
+  }
+  if (buckets.empty() || buckets.back().second == 0) return 0;
+  double rank = q * buckets.back().second, lower = 0, below = 0;
+  for (const auto& [bound, count] : buckets) {
+    if (count >= rank) {
+      if (bound >= 1e9) return lower * 1000;
+      return (lower + (bound - lower) * (rank - below) / std::max(1.0, count - below)) *
+             1000;
+    }
+    lower = bound;
+    below = count;
+  }
+  return lower * 1000;
+}
+
+}  // namespace bench

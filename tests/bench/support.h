@@ -1,0 +1,63 @@
+// What the benchmark drivers share (outbox-bench on mock-kafka, outbox-versus on
+// Apache Kafka beside Debezium): the outbox table, backlogs, the steady-state
+// writer and its latency figures, and process CPU and memory readings.
+#ifndef TESTS_BENCH_SUPPORT_H_
+#define TESTS_BENCH_SUPPORT_H_
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+
+#include "absl/time/time.h"
+#include "tests/harness/pg_cluster.h"
+#include "tests/harness/processes.h"
+
+namespace bench {
+
+struct ProcessUsage {
+  double cpu_seconds = 0;
+  int64_t peak_rss_kib = 0;
+};
+
+// user+sys of every thread of `pid`, and its VmHWM, while it still runs.
+ProcessUsage Usage(pid_t pid);
+
+// The outbox table (text ids) and the publication outbox_publisher for it.
+std::string OutboxSchema();
+
+// Commits rows [first, first + rows) in transactions of rows_per_tx, from one DO
+// block, with synchronous_commit off. Row g: id 'r<g>', aggregate_type 'bench',
+// aggregate_id 'a<g % 1000>', a JSON payload of about payload_bytes.
+void WriteBacklog(testing_harness::PgSession& sql, int64_t rows, int64_t rows_per_tx,
+                  int payload_bytes, int64_t first = 0);
+
+// Prepares ins(text): one row whose id and aggregate_id (the Kafka key) are $1.
+void PrepareInsert(testing_harness::PgSession& sql);
+
+// Commit-to-consumer latency of a steady state.
+struct Latency {
+  double rate = 0;  // Achieved transactions per second.
+  absl::Duration p50, p99, max;
+  int64_t rows = 0;
+  // The publisher's own commit-to-acknowledgement quantiles, estimated from its
+  // /metrics histogram as Prometheus' histogram_quantile does: the part of the
+  // latency that is ours and the broker's, without the consumer's fetching.
+  double ack_p50_ms = 0, ack_p99_ms = 0;
+};
+
+// Commits single-row transactions ins('0'), ins('1'), ... at `rate` per second for
+// `duration` on `sql` (PrepareInsert done), then waits until `consumer` has
+// received every one (keyed by its number) and returns the latencies from each
+// commit to its arrival. Dies when rows never arrive.
+Latency MeasureSteady(testing_harness::PgSession& sql,
+                      testing_harness::Consumer& consumer, int rate,
+                      absl::Duration duration);
+
+// histogram_quantile over outbox_publisher_commit_to_ack_seconds in a /metrics
+// body: linear interpolation inside the bucket that holds quantile q, in ms.
+double HistogramQuantileMs(const std::string& metrics, double q);
+
+}  // namespace bench
+
+#endif  // TESTS_BENCH_SUPPORT_H_

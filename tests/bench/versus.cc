@@ -1,0 +1,325 @@
+// outbox-versus: the publisher and Debezium side by side (issue 18), on the same
+// machine, into the same real Apache Kafka broker (tests/harness/kafka_cluster.sh,
+// one node), in one run. Debezium is Kafka Connect standalone with its PostgreSQL
+// connector (pgoutput) and the Outbox Event Router (tests/bench/debezium.sh says
+// how it is configured, and why).
+//
+// Backlogs: one PostgreSQL cluster per workload, the backlog written after both
+// slots exist; each contender then reads it from its own slot, one after the
+// other, timed from its start (a JVM's start-up included, as the publisher's) until
+// its slot is confirmed past the backlog's last commit. The publisher confirms a
+// transaction's end; Debezium confirms its commit record's start after Connect
+// flushes its offsets (every second here), so the last transaction is written
+// alone and Debezium's target is the WAL position before it. Each contender's
+// topic must then hold every row. CPU is user+sys of all its threads (the JVM's
+// included); memory is peak RSS (VmHWM).
+//
+// Steady state: single-row transactions at a fixed rate, commit to consumer, for
+// each contender in a fresh PostgreSQL cluster, after a warm-up row.
+//
+//   outbox-versus [--quick] [--markdown FILE] [-- publisher flags ...]
+#include <httplib.h>
+#include <signal.h>
+
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "cdc/lsn.h"
+#include "tests/bench/support.h"
+#include "tests/harness/fatal.h"
+#include "tests/harness/kafka_cluster.h"
+#include "tests/harness/pg_cluster.h"
+#include "tests/harness/processes.h"
+#include "tests/harness/shell.h"
+
+namespace bench {
+namespace {
+
+using testing_harness::BuildPath;
+using testing_harness::Consumer;
+using testing_harness::Die;
+using testing_harness::KafkaCluster;
+using testing_harness::Must;
+using testing_harness::PgCluster;
+using testing_harness::PgSession;
+using testing_harness::Process;
+using testing_harness::WaitFor;
+
+constexpr char kDebeziumSlot[] = "bench_debezium";
+
+// One contender's figures for one backlog.
+struct Run {
+  double rows_s = 0, cpu_us_per_row = 0, peak_rss_mib = 0;
+};
+
+struct BacklogResult {
+  std::string name;
+  int64_t rows = 0;
+  Run publisher, debezium;
+};
+
+// Kafka Connect with Debezium, stopped (and its folder deleted) on destruction.
+class Debezium {
+ public:
+  Debezium(PgCluster& pg, const std::string& bootstrap, const std::string& topic_prefix) {
+    std::string out =
+        Must(testing_harness::RunCommand(absl::StrCat(
+                 testing_harness::HarnessPath("../bench/debezium.sh"), " start --owner ",
+                 getpid(), " --bootstrap ", bootstrap, " --pg-port ", pg.port(),
+                 " --slot ", kDebeziumSlot,
+                 " --publication outbox_publisher --table public.outbox --topic-prefix ",
+                 topic_prefix)),
+             "start Debezium");
+    dir_ = testing_harness::OutputValue(out, "DEBEZIUM_DIR");
+    pid_ = std::stoi(testing_harness::OutputValue(out, "DEBEZIUM_PID"));
+  }
+  ~Debezium() {
+    (void)testing_harness::RunCommand(absl::StrCat(
+        testing_harness::HarnessPath("../bench/debezium.sh"), " stop ", dir_));
+  }
+  pid_t pid() const { return pid_; }
+  bool running() const { return kill(pid_, 0) == 0; }
+  std::string LogTail() const {
+    return Must(
+        testing_harness::RunCommand(absl::StrCat("tail -n 30 ", dir_, "/connect.log")),
+        "read the Connect log");
+  }
+
+ private:
+  std::string dir_;
+  pid_t pid_ = -1;
+};
+
+class Versus {
+ public:
+  Versus(bool quick, std::vector<std::string> publisher_flags)
+      : quick_(quick), publisher_flags_(std::move(publisher_flags)) {
+    kafka_ = Must(KafkaCluster::Start(1), "start Apache Kafka");
+  }
+
+  BacklogResult Backlog(const std::string& name, int64_t rows, int64_t per_tx) {
+    std::cerr << "versus: " << name << ": writing the backlog" << std::endl;
+    BacklogResult r{name, rows, {}, {}};
+    auto pg = Must(PgCluster::Start({"max_wal_size=4GB", "checkpoint_timeout=30min"}),
+                   "start PostgreSQL");
+    auto sql = Must(pg->Connect(), "connect");
+    Must(sql->Exec(OutboxSchema()), "schema");
+    for (const char* slot : {"outbox_publisher", kDebeziumSlot}) {
+      Must(sql->Exec(absl::StrCat("SELECT pg_create_logical_replication_slot('", slot,
+                                  "', 'pgoutput')")),
+           "create slot");
+    }
+    WriteBacklog(*sql, rows - per_tx, per_tx, 100);
+    cdc::Lsn before_last = Lsn(*sql);
+    WriteBacklog(*sql, per_tx, per_tx, 100, rows - per_tx);
+    cdc::Lsn end = Lsn(*sql);
+    // Topics of their own per run, made by the broker on first use, as a user's
+    // default template's would be.
+    std::string tag = absl::StrCat("v", ++runs_, ".");
+
+    std::cerr << "versus: " << name << ": outbox-publisher" << std::endl;
+    absl::Time start = absl::Now();
+    auto publisher = StartPublisher(*pg, tag, "backlog");
+    if (!WaitFor([&] { return Confirmed(*sql, "outbox_publisher") >= end; },
+                 absl::Minutes(30)) ||
+        !publisher->running())
+      Die("publisher: " + publisher->Log());
+    r.publisher = Figures(rows, absl::Now() - start, Usage(publisher->pid()));
+    publisher->Signal(SIGTERM);
+    publisher->Wait(absl::Seconds(60));
+    CheckTopic(tag + "outbox.event.bench", rows);
+
+    std::cerr << "versus: " << name << ": Debezium" << std::endl;
+    start = absl::Now();
+    {
+      Debezium debezium(*pg, kafka_->bootstrap(), tag + "debezium.outbox.event.");
+      if (!WaitFor([&] { return Confirmed(*sql, kDebeziumSlot) >= before_last; },
+                   absl::Minutes(30)) ||
+          !debezium.running())
+        Die("Debezium: " + debezium.LogTail());
+      r.debezium = Figures(rows, absl::Now() - start, Usage(debezium.pid()));
+    }
+    CheckTopic(tag + "debezium.outbox.event.bench", rows);
+    return r;
+  }
+
+  // Single-row transactions at `rate` for `duration` through the publisher
+  // (debezium false) or Debezium, each in a PostgreSQL cluster of its own.
+  Latency Steady(bool debezium, int rate, absl::Duration duration) {
+    std::cerr << "versus: steady state, " << (debezium ? "Debezium" : "outbox-publisher")
+              << std::endl;
+    auto pg = Must(PgCluster::Start(), "start PostgreSQL");
+    auto sql = Must(pg->Connect(), "connect");
+    Must(sql->Exec(OutboxSchema()), "schema");
+    Must(sql->Exec(absl::StrCat("SELECT pg_create_logical_replication_slot('",
+                                debezium ? kDebeziumSlot : "outbox_publisher",
+                                "', 'pgoutput')")),
+         "create slot");
+    std::string tag = absl::StrCat("v", ++runs_, ".");
+    std::string topic = tag + (debezium ? "debezium." : "") + "outbox.event.bench";
+    std::unique_ptr<Process> publisher;
+    std::unique_ptr<Debezium> connect;
+    int metrics_port = testing_harness::FreeTcpPort();
+    if (debezium) {
+      connect = std::make_unique<Debezium>(*pg, kafka_->bootstrap(),
+                                           tag + "debezium.outbox.event.");
+    } else {
+      publisher = StartPublisher(*pg, tag, "steady",
+                                 {"--metrics-port", absl::StrCat(metrics_port)});
+    }
+    PrepareInsert(*sql);
+    // Warm-up: start-up, the topic's creation and metadata are not the steady
+    // state. Its key is out of the measured range.
+    Must(sql->Exec("EXECUTE ins('4000000000')"), "warm-up insert");
+    auto consumer = Must(Consumer::Start(kafka_->bootstrap(), {topic}), "consumer");
+    if (!WaitFor([&] { return consumer->Count() >= 1; }, absl::Seconds(120)))
+      Die("steady state: the warm-up row never arrived");
+    Latency l = MeasureSteady(*sql, *consumer, rate, duration);
+    if (publisher) {
+      httplib::Client scrape("127.0.0.1", metrics_port);
+      auto metrics = scrape.Get("/metrics");
+      if (!metrics || metrics->status != 200) Die("steady state: no /metrics");
+      l.ack_p50_ms = HistogramQuantileMs(metrics->body, 0.50);
+      l.ack_p99_ms = HistogramQuantileMs(metrics->body, 0.99);
+      publisher->Signal(SIGTERM);
+      publisher->Wait(absl::Seconds(60));
+    }
+    return l;
+  }
+
+  bool quick() const { return quick_; }
+
+ private:
+  static cdc::Lsn Lsn(PgSession& sql) {
+    return Must(cdc::Lsn::Parse(
+                    Must(sql.Value("SELECT pg_current_wal_insert_lsn()::text"), "lsn")),
+                "lsn");
+  }
+  static cdc::Lsn Confirmed(PgSession& sql, const std::string& slot) {
+    auto v = sql.Value(absl::StrCat(
+        "SELECT coalesce(confirmed_flush_lsn, '0/0')::text FROM pg_replication_slots "
+        "WHERE slot_name = '",
+        slot, "'"));
+    if (!v.ok()) return cdc::Lsn();
+    auto lsn = cdc::Lsn::Parse(*v);
+    return lsn.ok() ? *lsn : cdc::Lsn();
+  }
+  static Run Figures(int64_t rows, absl::Duration took, const ProcessUsage& u) {
+    return {rows / absl::ToDoubleSeconds(took), u.cpu_seconds * 1e6 / rows,
+            u.peak_rss_kib / 1024.0};
+  }
+
+  // The publisher at its defaults but for the topic template's prefix.
+  std::unique_ptr<Process> StartPublisher(PgCluster& pg, const std::string& tag,
+                                          const std::string& name,
+                                          std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv = {BuildPath("outbox-publisher"),
+                                     "--pg",
+                                     pg.conninfo(),
+                                     "--brokers",
+                                     kafka_->bootstrap(),
+                                     "--topic",
+                                     tag + "outbox.event.{aggregate_type}",
+                                     "--log-level",
+                                     "warn"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    argv.insert(argv.end(), publisher_flags_.begin(), publisher_flags_.end());
+    return Must(Process::Start(argv, absl::StrCat("/tmp/outbox-versus-", name, ".log")),
+                "start publisher");
+  }
+
+  // Every row is in `topic` (counted by a consumer from the beginning).
+  void CheckTopic(const std::string& topic, int64_t rows) {
+    auto consumer = Must(Consumer::Start(kafka_->bootstrap(), {topic}), "consumer");
+    if (!WaitFor([&] { return consumer->Count() >= static_cast<size_t>(rows); },
+                 absl::Minutes(5)))
+      Die(absl::StrCat(topic, " holds ", consumer->Count(), " of ", rows, " rows"));
+  }
+
+  bool quick_;
+  std::vector<std::string> publisher_flags_;
+  std::unique_ptr<KafkaCluster> kafka_;
+  int runs_ = 0;
+};
+
+std::string Report(const std::vector<BacklogResult>& backlogs, const Latency& ours,
+                   const Latency& theirs, int rate) {
+  std::ostringstream out;
+  out << "| workload | rows | contender | rows/s | CPU µs/row | peak RSS MiB |\n"
+         "|---|---|---|---|---|---|\n";
+  for (const BacklogResult& b : backlogs) {
+    for (const auto& [who, run] :
+         {std::pair<const char*, Run>{"outbox-publisher", b.publisher},
+          std::pair<const char*, Run>{"Debezium 3.6.1 (Kafka Connect 4.1.1)",
+                                      b.debezium}}) {
+      out << absl::StrFormat("| %s | %d | %s | %.1fk | %.2f | %.0f |\n", b.name, b.rows,
+                             who, run.rows_s / 1000, run.cpu_us_per_row,
+                             run.peak_rss_mib);
+    }
+  }
+  auto line = [&](const char* who, const Latency& l) {
+    out << absl::StrFormat(
+        "\nSteady state, %s: %d single-row transactions/s asked, %.0f/s achieved, %d "
+        "rows; "
+        "commit-to-consumer latency p50 %.1f ms, p99 %.1f ms, max %.1f ms",
+        who, rate, l.rate, l.rows, absl::ToDoubleMilliseconds(l.p50),
+        absl::ToDoubleMilliseconds(l.p99), absl::ToDoubleMilliseconds(l.max));
+    if (l.ack_p99_ms > 0) {
+      out << absl::StrFormat(
+          "; its own commit-to-acknowledgement (/metrics) p50 ~%.1f ms, p99 ~%.1f ms",
+          l.ack_p50_ms, l.ack_p99_ms);
+    }
+    out << "\n";
+  };
+  line("outbox-publisher", ours);
+  line("Debezium", theirs);
+  return out.str();
+}
+
+int Main(int argc, char** argv) {
+  bool quick = false;
+  std::string markdown;
+  std::vector<std::string> publisher_flags;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--quick") {
+      quick = true;
+    } else if (a == "--markdown" && i + 1 < argc) {
+      markdown = argv[++i];
+    } else if (a == "--") {
+      publisher_flags.assign(argv + i + 1, argv + argc);
+      break;
+    } else {
+      Die("usage: outbox-versus [--quick] [--markdown FILE] [-- publisher flags ...]");
+    }
+  }
+  Versus versus(quick, publisher_flags);
+  int64_t backlog = quick ? 5000 : 200000;
+  std::vector<BacklogResult> backlogs = {
+      versus.Backlog("1 row/tx, 100 B", backlog, 1),
+      versus.Backlog("10 rows/tx, 100 B", backlog, 10),
+  };
+  int rate = quick ? 500 : 5000;
+  absl::Duration steady_for = quick ? absl::Seconds(3) : absl::Seconds(30);
+  Latency ours = versus.Steady(false, rate, steady_for);
+  Latency theirs = versus.Steady(true, rate, steady_for);
+  std::string report = Report(backlogs, ours, theirs, rate);
+  std::cout << report;
+  if (!markdown.empty()) {
+    std::ofstream out(markdown);
+    out << report;
+    if (!out) Die("cannot write " + markdown);
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace bench
+
+int main(int argc, char** argv) { return bench::Main(argc, argv); }
