@@ -218,12 +218,10 @@ class Bench {
     std::cerr << "bench: steady state: " << rate << " tx/s for "
               << absl::FormatDuration(duration) << " "
               << absl::StrJoin(publisher_args, " ") << std::endl;
-    auto pg = Must(PgCluster::Start(), "start PostgreSQL");
-    auto sql = Must(pg->Connect(), "connect");
-    Must(sql->Exec(OutboxSchema()), "schema");
-    auto mock = Must(MockKafka::Start(1), "mock-kafka");
-    if (mock->Command(absl::StrCat("topic ", kTopic, " ", kPartitions)) != "ok")
-      Die("topic");
+    Bed bed = StartBed();
+    PgCluster* pg = bed.pg.get();
+    testing_harness::PgSession* sql = bed.sql.get();
+    MockKafka* mock = bed.mock.get();
     if (mock->Command("topic outbox.checkpoints 1") != "ok") Die("checkpoint topic");
     int metrics_port = testing_harness::FreeTcpPort();
     publisher_args.insert(publisher_args.end(),
@@ -274,12 +272,10 @@ class Bench {
   std::vector<absl::Duration> Takeover(int trials) {
     std::cerr << "bench: takeover: " << trials << " kill -9s of the active publisher"
               << std::endl;
-    auto pg = Must(PgCluster::Start(), "start PostgreSQL");
-    auto sql = Must(pg->Connect(), "connect");
-    Must(sql->Exec(OutboxSchema()), "schema");
-    auto mock = Must(MockKafka::Start(1), "mock-kafka");
-    if (mock->Command(absl::StrCat("topic ", kTopic, " ", kPartitions)) != "ok")
-      Die("topic");
+    Bed bed = StartBed();
+    PgCluster* pg = bed.pg.get();
+    testing_harness::PgSession* sql = bed.sql.get();
+    MockKafka* mock = bed.mock.get();
     auto consumer = Must(Consumer::Start(mock->bootstrap(), {kTopic}), "consumer");
     auto start = [&](int n, const std::string& wanted) {
       int port = testing_harness::FreeTcpPort();
@@ -342,6 +338,23 @@ class Bench {
   }
 
  private:
+  // A PostgreSQL cluster with the outbox table, and mock-kafka with kTopic.
+  struct Bed {
+    std::unique_ptr<PgCluster> pg;
+    std::unique_ptr<testing_harness::PgSession> sql;
+    std::unique_ptr<MockKafka> mock;
+  };
+  static Bed StartBed() {
+    Bed b;
+    b.pg = Must(PgCluster::Start(), "start PostgreSQL");
+    b.sql = Must(b.pg->Connect(), "connect");
+    Must(b.sql->Exec(OutboxSchema()), "schema");
+    b.mock = Must(MockKafka::Start(1), "mock-kafka");
+    if (b.mock->Command(absl::StrCat("topic ", kTopic, " ", kPartitions)) != "ok")
+      Die("topic");
+    return b;
+  }
+
   // Runs argv to completion; returns its wall time in seconds, and its CPU time
   // (user+sys, all threads) in `cpu_seconds` when given.
   double Time(const std::vector<std::string>& argv, double* cpu_seconds = nullptr) {
@@ -547,12 +560,7 @@ int Main(int argc, char** argv) {
     takeover = bench.Takeover(quick ? 2 : 5);
   std::string table = Table(results, steady, steady_eo, rate) + TakeoverLine(takeover) +
                       CarrierTable(carriers);
-  std::cout << table;
-  if (!markdown.empty()) {
-    std::ofstream out(markdown);
-    out << table;
-    if (!out) Die("cannot write " + markdown);
-  }
+  Emit(table, markdown);
   return 0;
 }
 

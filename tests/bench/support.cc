@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <iostream>
 #include <utility>
 #include <vector>
 
@@ -114,6 +115,14 @@ Latency MeasureSteady(testing_harness::PgSession& sql,
   l.p99 = latencies[latencies.size() * 99 / 100];
   l.max = latencies.back();
   return l;
+}
+
+void Emit(const std::string& report, const std::string& markdown) {
+  std::cout << report;
+  if (markdown.empty()) return;
+  std::ofstream out(markdown);
+  out << report;
+  if (!out) Die("cannot write " + markdown);
 }
 
 double HistogramQuantileMs(const std::string& metrics, double q) {

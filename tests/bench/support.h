@@ -54,6 +54,9 @@ Latency MeasureSteady(testing_harness::PgSession& sql,
                       testing_harness::Consumer& consumer, int rate,
                       absl::Duration duration);
 
+// Prints `report` and, when `markdown` is not empty, writes it there too.
+void Emit(const std::string& report, const std::string& markdown);
+
 // histogram_quantile over outbox_publisher_commit_to_ack_seconds in a /metrics
 // body: linear interpolation inside the bucket that holds quantile q, in ms.
 double HistogramQuantileMs(const std::string& metrics, double q);

@@ -320,12 +320,7 @@ int Main(int argc, char** argv) {
   Latency ours = versus.Steady(false, rate, steady_for);
   Latency theirs = versus.Steady(true, rate, steady_for);
   std::string report = Report(backlogs, ours, theirs, rate);
-  std::cout << report;
-  if (!markdown.empty()) {
-    std::ofstream out(markdown);
-    out << report;
-    if (!out) Die("cannot write " + markdown);
-  }
+  Emit(report, markdown);
   return 0;
 }
 

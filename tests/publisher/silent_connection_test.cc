@@ -39,6 +39,24 @@ class SilentConnectionTest : public PublisherTest {
     return argv;
   }
 
+  // Starts the publisher through the proxy with `extra` flags, and a consumer; 20
+  // rows are then published and confirmed. Null (with a failure) otherwise.
+  std::unique_ptr<Consumer> StartThroughProxy(std::vector<std::string> extra) {
+    publisher_ = ValueOrDie(Process::Start(ThroughProxy(std::move(extra)), log_path_));
+    if (!WaitFor([&] { return absl::StrContains(publisher_->Log(), "\"streaming\""); },
+                 absl::Seconds(60))) {
+      ADD_FAILURE() << "the publisher did not stream\n" << publisher_->Log();
+      return nullptr;
+    }
+    auto consumer = StartConsumer();
+    Write(20);
+    if (!WaitFor([&] { return Confirmed() >= WalInsert(); }, absl::Seconds(60))) {
+      ADD_FAILURE() << "the first rows were not confirmed\n" << publisher_->Log();
+      return nullptr;
+    }
+    return consumer;
+  }
+
   void Write(int rows) {
     ASSERT_TRUE(
         sql_->Exec(absl::StrCat("INSERT INTO outbox (aggregate_type, aggregate_id, "
@@ -52,15 +70,8 @@ class SilentConnectionTest : public PublisherTest {
 };
 
 TEST_F(SilentConnectionTest, AFrozenReplicationConnectionIsDroppedAndStreamingResumes) {
-  auto argv = ThroughProxy({"--replication-timeout", "5s"});
-  publisher_ = ValueOrDie(Process::Start(argv, log_path_));
-  ASSERT_TRUE(
-      WaitFor([&] { return absl::StrContains(publisher_->Log(), "\"streaming\""); },
-              absl::Seconds(60)))
-      << publisher_->Log();
-  auto consumer = StartConsumer();
-  Write(20);
-  ASSERT_TRUE(WaitFor([&] { return Confirmed() >= WalInsert(); }, absl::Seconds(60)));
+  auto consumer = StartThroughProxy({"--replication-timeout", "5s"});
+  ASSERT_NE(consumer, nullptr);
 
   ASSERT_TRUE(proxy_->Freeze().ok());
   absl::Time frozen = absl::Now();
@@ -95,16 +106,9 @@ TEST_F(SilentConnectionTest, AFrozenReplicationConnectionIsDroppedAndStreamingRe
 // returns; and a SIGTERM while the slot watcher's connection is dead still ends
 // the publisher (its statements have an answer timeout too).
 TEST_F(SilentConnectionTest, APathThatStaysDeadIsRetriedAndNeverHangsShutdown) {
-  auto argv =
-      ThroughProxy({"--replication-timeout", "5s", "--slot-check-interval", "300ms"});
-  publisher_ = ValueOrDie(Process::Start(argv, log_path_));
-  ASSERT_TRUE(
-      WaitFor([&] { return absl::StrContains(publisher_->Log(), "\"streaming\""); },
-              absl::Seconds(60)))
-      << publisher_->Log();
-  auto consumer = StartConsumer();
-  Write(20);
-  ASSERT_TRUE(WaitFor([&] { return Confirmed() >= WalInsert(); }, absl::Seconds(60)));
+  auto consumer = StartThroughProxy(
+      {"--replication-timeout", "5s", "--slot-check-interval", "300ms"});
+  ASSERT_NE(consumer, nullptr);
 
   ASSERT_TRUE(proxy_->Blackhole().ok());
   Write(20);
