@@ -382,19 +382,9 @@ class Bench {
   std::unique_ptr<Process> StartPublisher(PgCluster& pg, MockKafka& mock,
                                           const std::string& name,
                                           std::vector<std::string> extra = {}) {
-    std::vector<std::string> argv = {BuildPath("outbox-publisher"),
-                                     "--pg",
-                                     pg.conninfo(),
-                                     "--brokers",
-                                     mock.bootstrap(),
-                                     "--topic",
-                                     kTopic,
-                                     "--log-level",
-                                     "warn"};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    argv.insert(argv.end(), publisher_flags_.begin(), publisher_flags_.end());
-    return Must(Process::Start(argv, absl::StrCat("/tmp/outbox-bench-", name, ".log")),
-                "start publisher");
+    return StartBenchPublisher(pg.conninfo(), mock.bootstrap(), kTopic, extra,
+                               publisher_flags_,
+                               absl::StrCat("/tmp/outbox-bench-", name, ".log"));
   }
 
   void RunPublisher(PgCluster& pg, testing_harness::PgSession& sql,

@@ -117,6 +117,24 @@ Latency MeasureSteady(testing_harness::PgSession& sql,
   return l;
 }
 
+std::unique_ptr<testing_harness::Process> StartBenchPublisher(
+    const std::string& conninfo, const std::string& brokers, const std::string& topic,
+    const std::vector<std::string>& extra, const std::vector<std::string>& flags,
+    const std::string& log_path) {
+  std::vector<std::string> argv = {testing_harness::BuildPath("outbox-publisher"),
+                                   "--pg",
+                                   conninfo,
+                                   "--brokers",
+                                   brokers,
+                                   "--topic",
+                                   topic,
+                                   "--log-level",
+                                   "warn"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  return Must(testing_harness::Process::Start(argv, log_path), "start publisher");
+}
+
 void Emit(const std::string& report, const std::string& markdown) {
   std::cout << report;
   if (markdown.empty()) return;

@@ -7,7 +7,9 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/time/time.h"
 #include "tests/harness/pg_cluster.h"
@@ -53,6 +55,13 @@ struct Latency {
 Latency MeasureSteady(testing_harness::PgSession& sql,
                       testing_harness::Consumer& consumer, int rate,
                       absl::Duration duration);
+
+// outbox-publisher on `conninfo` and `brokers` with --topic `topic`, warnings only,
+// then `extra` and the run's `flags`; its output goes to `log_path`.
+std::unique_ptr<testing_harness::Process> StartBenchPublisher(
+    const std::string& conninfo, const std::string& brokers, const std::string& topic,
+    const std::vector<std::string>& extra, const std::vector<std::string>& flags,
+    const std::string& log_path);
 
 // Prints `report` and, when `markdown` is not empty, writes it there too.
 void Emit(const std::string& report, const std::string& markdown);

@@ -229,19 +229,9 @@ class Versus {
   std::unique_ptr<Process> StartPublisher(PgCluster& pg, const std::string& tag,
                                           const std::string& name,
                                           std::vector<std::string> extra = {}) {
-    std::vector<std::string> argv = {BuildPath("outbox-publisher"),
-                                     "--pg",
-                                     pg.conninfo(),
-                                     "--brokers",
-                                     kafka_->bootstrap(),
-                                     "--topic",
-                                     tag + "outbox.event.{aggregate_type}",
-                                     "--log-level",
-                                     "warn"};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    argv.insert(argv.end(), publisher_flags_.begin(), publisher_flags_.end());
-    return Must(Process::Start(argv, absl::StrCat("/tmp/outbox-versus-", name, ".log")),
-                "start publisher");
+    return StartBenchPublisher(
+        pg.conninfo(), kafka_->bootstrap(), tag + "outbox.event.{aggregate_type}", extra,
+        publisher_flags_, absl::StrCat("/tmp/outbox-versus-", name, ".log"));
   }
 
   // Every row is in `topic` (counted by a consumer from the beginning).
