@@ -16,9 +16,7 @@
 #include "absl/time/time.h"
 #include "cdc/relation_cache.h"
 #include "cdc/status_macros.h"
-#include "google/protobuf/timestamp.pb.h"
-#include "outbox/v1/envelope.pb.h"
-#include "publisher/proto_time.h"
+#include "publisher/envelope_writer.h"
 
 namespace publisher {
 namespace {
@@ -279,9 +277,6 @@ absl::StatusOr<OutboxRecord> BoundRelation::Map(const Tuple& tuple,
     return *v;
   };
 
-  // One envelope reused row after row: Clear() keeps its strings' capacity.
-  outbox::v1::Envelope& e = *scratch_;
-  e.Clear();
   OutboxRecord record;
   ASSIGN_OR_RETURN(absl::string_view id, required(id_));
   ASSIGN_OR_RETURN(absl::string_view key, required(key_));
@@ -290,37 +285,41 @@ absl::StatusOr<OutboxRecord> BoundRelation::Map(const Tuple& tuple,
   ASSIGN_OR_RETURN(std::optional<absl::string_view> aggregate_type, text(aggregate_type_));
   ASSIGN_OR_RETURN(std::optional<absl::string_view> event_type, text(type_));
   ASSIGN_OR_RETURN(std::optional<absl::string_view> payload, text(payload_));
-  e.set_id(record.id);
-  e.set_aggregate_id(record.key);
-  e.set_aggregate_type(std::string(aggregate_type.value_or("")));
-  e.set_event_type(std::string(event_type.value_or("")));
+  EnvelopeFields e;
+  e.id = record.id;
+  e.aggregate_id = record.key;
+  e.aggregate_type = aggregate_type.value_or("");
+  e.event_type = event_type.value_or("");
 
-  absl::string_view payload_text = payload.value_or("");
+  e.payload = payload.value_or("");
+  std::string raw_payload;  // A bytea payload's bytes.
   switch (payload_type_) {
     case PayloadType::kJson:
-      e.set_content_type("application/json");
-      e.set_payload(payload_text.data(), payload_text.size());
+      e.content_type = "application/json";
       break;
     case PayloadType::kText:
-      e.set_content_type("text/plain");
-      e.set_payload(payload_text.data(), payload_text.size());
+      e.content_type = "text/plain";
       break;
     case PayloadType::kBytea: {
-      e.set_content_type("application/octet-stream");
+      e.content_type = "application/octet-stream";
       if (payload) {
         absl::StatusOr<std::string> raw = DecodeByteaHex(*payload);
         if (!raw.ok()) {
           return absl::InvalidArgumentError(absl::StrCat(
               "column ", column_names_[payload_], ": ", raw.status().message()));
         }
-        e.set_payload(*raw);
+        raw_payload = *std::move(raw);
+        e.payload = raw_payload;
       }
       break;
     }
   }
 
+  // The record's own headers first; the headers column's entries follow, and are
+  // also the envelope's headers map.
+  constexpr size_t kOwnHeaders = 3;
   record.headers = {{"id", record.id},
-                    {"event_type", e.event_type()},
+                    {"event_type", std::string(e.event_type)},
                     {"content_type", kEnvelopeContentType}};
   if (headers_) {
     ASSIGN_OR_RETURN(std::optional<absl::string_view> h, text(*headers_));
@@ -333,12 +332,11 @@ absl::StatusOr<OutboxRecord> BoundRelation::Map(const Tuple& tuple,
       }
       for (const auto& [name, value] : j.items()) {
         if (value.is_null()) continue;
-        std::string v = HeaderValue(value);
-        (*e.mutable_headers())[name] = v;
-        record.headers.emplace_back(name, v);
+        record.headers.emplace_back(name, HeaderValue(value));
       }
     }
   }
+  e.headers = absl::MakeConstSpan(record.headers).subspan(kOwnHeaders);
 
   absl::Time created = src.commit_time;
   if (timestamp_) {
@@ -352,17 +350,16 @@ absl::StatusOr<OutboxRecord> BoundRelation::Map(const Tuple& tuple,
       created = *t;
     }
   }
-  SetTimestamp(e.mutable_created_at(), created);
+  e.created_at = created;
   record.timestamp_ms = absl::ToUnixMillis(created);
 
-  outbox::v1::Source* s = e.mutable_source();
-  s->set_lsn(src.lsn.value());
-  s->set_commit_lsn(src.commit_lsn.value());
-  s->set_xid(src.xid);
-  SetTimestamp(s->mutable_commit_time(), src.commit_time);
-  s->set_database(src.database);
-  s->set_schema(schema_);
-  s->set_table(table_);
+  e.lsn = src.lsn.value();
+  e.commit_lsn = src.commit_lsn.value();
+  e.xid = src.xid;
+  e.commit_time = src.commit_time;
+  e.database = src.database;
+  e.schema = schema_;
+  e.table = table_;
 
   for (const TopicPart& part : topic_) {
     if (!part.column) {
@@ -381,7 +378,7 @@ absl::StatusOr<OutboxRecord> BoundRelation::Map(const Tuple& tuple,
         absl::StrCat("topic \"", record.topic,
                      "\" is not a valid Kafka topic name (1-249 of a-z A-Z 0-9 . _ -)"));
   }
-  record.value = e.SerializeAsString();
+  WriteEnvelope(e, &record.value);
   return record;
 }
 

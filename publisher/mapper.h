@@ -86,10 +86,6 @@ class BoundRelation {
   std::optional<size_t> headers_, timestamp_;
   PayloadType payload_type_ = PayloadType::kJson;
   std::vector<TopicPart> topic_;
-  // The envelope Map fills, reused so its strings keep their capacity: Map is not
-  // reentrant (the relay maps on one thread). Shared by copies of the binding.
-  std::shared_ptr<outbox::v1::Envelope> scratch_ =
-      std::make_shared<outbox::v1::Envelope>();
 };
 
 // Kafka's rule for topic names: 1-249 of [a-zA-Z0-9._-].

@@ -1,18 +1,14 @@
 // Timestamps: seconds and non-negative nanos, as google.protobuf.Timestamp requires.
 #include "publisher/proto_time.h"
 
+#include "publisher/timestamp_parts.h"
+
 namespace publisher {
 
 void SetTimestamp(google::protobuf::Timestamp* ts, absl::Time t) {
-  int64_t micros = absl::ToUnixMicros(t);
-  int64_t seconds = micros / 1000000;
-  int64_t rem = micros % 1000000;
-  if (rem < 0) {
-    rem += 1000000;
-    --seconds;
-  }
-  ts->set_seconds(seconds);
-  ts->set_nanos(static_cast<int32_t>(rem * 1000));
+  TimestampParts parts = SplitTimestamp(t);
+  ts->set_seconds(parts.seconds);
+  ts->set_nanos(parts.nanos);
 }
 
 absl::Time FromTimestamp(const google::protobuf::Timestamp& ts) {
