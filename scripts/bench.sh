@@ -60,7 +60,9 @@ if [ "$quick" = false ]; then
     echo "every second (the default, 60 s, would hold its slot back for a minute),"
     echo "heap -Xms256m -Xmx2g (connect-standalone.sh's). Rows/s is from start"
     echo "(JVM start-up included, as the publisher's) until the slot is confirmed"
-    echo "past the last commit; CPU includes every JVM thread."
+    echo "past the last commit; CPU includes every JVM thread. The steady state"
+    echo "is measured after 15 s of the same traffic unmeasured, for both (a JVM"
+    echo "compiles its hot paths under load)."
     echo
     cat "$versus"
     echo

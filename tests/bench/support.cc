@@ -78,10 +78,16 @@ void PrepareInsert(testing_harness::PgSession& sql) {
 
 Latency MeasureSteady(testing_harness::PgSession& sql,
                       testing_harness::Consumer& consumer, int rate,
-                      absl::Duration duration) {
+                      absl::Duration duration, absl::Duration warm_up) {
+  absl::Duration gap = absl::Seconds(1) / rate;
+  absl::Time warming = absl::Now();
+  for (int64_t i = 0; absl::Now() - warming < warm_up; ++i) {
+    absl::Time due = warming + gap * i;
+    if (absl::Time now = absl::Now(); due > now) absl::SleepFor(due - now);
+    Must(sql.Exec(absl::StrCat("EXECUTE ins('w", i, "')")), "insert");
+  }
   std::vector<absl::Time> committed;
   absl::Time start = absl::Now();
-  absl::Duration gap = absl::Seconds(1) / rate;
   for (int64_t i = 0; absl::Now() - start < duration; ++i) {
     absl::Time due = start + gap * i;
     if (absl::Time now = absl::Now(); due > now) absl::SleepFor(due - now);

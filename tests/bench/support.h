@@ -51,10 +51,13 @@ struct Latency {
 // Commits single-row transactions ins('0'), ins('1'), ... at `rate` per second for
 // `duration` on `sql` (PrepareInsert done), then waits until `consumer` has
 // received every one (keyed by its number) and returns the latencies from each
-// commit to its arrival. Dies when rows never arrive.
+// commit to its arrival. Dies when rows never arrive. The same traffic runs for
+// `warm_up` first, unmeasured (keys 'w0', 'w1', ...): a JVM compiles its hot paths
+// in its first seconds of load.
 Latency MeasureSteady(testing_harness::PgSession& sql,
                       testing_harness::Consumer& consumer, int rate,
-                      absl::Duration duration);
+                      absl::Duration duration,
+                      absl::Duration warm_up = absl::ZeroDuration());
 
 // outbox-publisher on `conninfo` and `brokers` with --topic `topic`, warnings only,
 // then `extra` and the run's `flags`; its output goes to `log_path`.
