@@ -2,7 +2,6 @@
 #include "publisher/mapper.h"
 
 #include <functional>
-
 #include <nlohmann/json.hpp>
 
 #include "absl/status/status.h"
@@ -85,7 +84,8 @@ std::optional<absl::Time> ParseIsoDateTimeFast(absl::string_view text) {
       text[13] != ':' || text[16] != ':')
     return std::nullopt;
   int year = Digits(text, 0, 4), month = Digits(text, 5, 2), day = Digits(text, 8, 2);
-  int hour = Digits(text, 11, 2), minute = Digits(text, 14, 2), second = Digits(text, 17, 2);
+  int hour = Digits(text, 11, 2), minute = Digits(text, 14, 2),
+      second = Digits(text, 17, 2);
   if (year < 0 || month < 1 || month > 12 || day < 1 || day > 31 || hour < 0 ||
       hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59)
     return std::nullopt;
@@ -236,7 +236,7 @@ std::optional<std::string> BoundRelation::fixed_topic() const {
 bool BoundRelation::CouldRouteTo(absl::string_view topic) const {
   // Glob matching: literal parts in order, each column part one or more characters.
   std::function<bool(size_t, absl::string_view)> match = [&](size_t part,
-                                                              absl::string_view rest) {
+                                                             absl::string_view rest) {
     if (part == topic_.size()) return rest.empty();
     const TopicPart& p = topic_[part];
     if (!p.column) {
@@ -253,6 +253,14 @@ bool BoundRelation::CouldRouteTo(absl::string_view topic) const {
 
 absl::StatusOr<OutboxRecord> BoundRelation::Map(const Tuple& tuple,
                                                 const RowSource& src) const {
+  OutboxRecord record;
+  RETURN_IF_ERROR(MapInto(tuple, src, &record));
+  return record;
+}
+
+absl::Status BoundRelation::MapInto(const Tuple& tuple, const RowSource& src,
+                                    OutboxRecord* out) const {
+  OutboxRecord& record = *out;
   if (tuple.size() != column_names_.size()) {
     return absl::InvalidArgumentError(
         absl::StrCat("row has ", tuple.size(), " columns, table ", schema_, ".", table_,
@@ -277,12 +285,12 @@ absl::StatusOr<OutboxRecord> BoundRelation::Map(const Tuple& tuple,
     return *v;
   };
 
-  OutboxRecord record;
   ASSIGN_OR_RETURN(absl::string_view id, required(id_));
   ASSIGN_OR_RETURN(absl::string_view key, required(key_));
   record.id.assign(id.data(), id.size());
   record.key.assign(key.data(), key.size());
-  ASSIGN_OR_RETURN(std::optional<absl::string_view> aggregate_type, text(aggregate_type_));
+  ASSIGN_OR_RETURN(std::optional<absl::string_view> aggregate_type,
+                   text(aggregate_type_));
   ASSIGN_OR_RETURN(std::optional<absl::string_view> event_type, text(type_));
   ASSIGN_OR_RETURN(std::optional<absl::string_view> payload, text(payload_));
   EnvelopeFields e;
@@ -317,10 +325,15 @@ absl::StatusOr<OutboxRecord> BoundRelation::Map(const Tuple& tuple,
 
   // The record's own headers first; the headers column's entries follow, and are
   // also the envelope's headers map.
+  // Assigned in place: the strings keep their capacity from the previous row.
   constexpr size_t kOwnHeaders = 3;
-  record.headers = {{"id", record.id},
-                    {"event_type", std::string(e.event_type)},
-                    {"content_type", kEnvelopeContentType}};
+  record.headers.resize(kOwnHeaders);
+  record.headers[0].first.assign("id");
+  record.headers[0].second.assign(record.id);
+  record.headers[1].first.assign("event_type");
+  record.headers[1].second.assign(e.event_type.data(), e.event_type.size());
+  record.headers[2].first.assign("content_type");
+  record.headers[2].second.assign(kEnvelopeContentType);
   if (headers_) {
     ASSIGN_OR_RETURN(std::optional<absl::string_view> h, text(*headers_));
     if (h && *h != "{}") {
@@ -361,6 +374,7 @@ absl::StatusOr<OutboxRecord> BoundRelation::Map(const Tuple& tuple,
   e.schema = schema_;
   e.table = table_;
 
+  record.topic.clear();
   for (const TopicPart& part : topic_) {
     if (!part.column) {
       record.topic += part.literal;
@@ -379,7 +393,7 @@ absl::StatusOr<OutboxRecord> BoundRelation::Map(const Tuple& tuple,
                      "\" is not a valid Kafka topic name (1-249 of a-z A-Z 0-9 . _ -)"));
   }
   WriteEnvelope(e, &record.value);
-  return record;
+  return absl::OkStatus();
 }
 
 std::string BoundRelation::RowAsJson(const Tuple& tuple) const {

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "cdc/status_macros.h"
 
 namespace publisher {
 namespace {
@@ -46,6 +47,13 @@ absl::StatusOr<MessageEvents> MessageEvents::Bind(const ColumnMapping& c,
 
 absl::StatusOr<OutboxRecord> MessageEvents::Map(absl::string_view content,
                                                 const RowSource& source) const {
+  OutboxRecord record;
+  RETURN_IF_ERROR(MapInto(content, source, &record));
+  return record;
+}
+
+absl::Status MessageEvents::MapInto(absl::string_view content, const RowSource& source,
+                                    OutboxRecord* out) const {
   nlohmann::json j = nlohmann::json::parse(content, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) {
     return absl::InvalidArgumentError(
@@ -81,7 +89,7 @@ absl::StatusOr<OutboxRecord> MessageEvents::Map(absl::string_view content,
       row[f] = {pg::Value::Kind::kText, it->get<std::string>()};
     }
   }
-  return bound_.Map(row, source);
+  return bound_.MapInto(row, source, out);
 }
 
 std::string MessageEvents::ContentAsJson(absl::string_view content) {

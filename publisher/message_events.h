@@ -31,6 +31,9 @@ class MessageEvents {
   // required field missing or not a string, headers not an object, ...).
   [[nodiscard]] absl::StatusOr<OutboxRecord> Map(absl::string_view content,
                                                  const RowSource& source) const;
+  // The same into `out`, reusing its capacity (BoundRelation::MapInto).
+  [[nodiscard]] absl::Status MapInto(absl::string_view content, const RowSource& source,
+                                     OutboxRecord* out) const;
 
   // What a dead letter of an unmappable message holds: its content when that is
   // JSON, else the content as a JSON string.

@@ -47,7 +47,8 @@ absl::Status Relay::Run(cdc::WalStream& stream, Sink& sink,
   fatal_ = absl::OkStatus();
   paused_ = false;
   if (!options_.message_prefix.empty() && !messages_) {
-    absl::StatusOr<MessageEvents> m = MessageEvents::Bind(options_.columns, options_.topic);
+    absl::StatusOr<MessageEvents> m =
+        MessageEvents::Bind(options_.columns, options_.topic);
     if (!m.ok()) return m.status();
     messages_ = std::move(*m);
   }
@@ -78,8 +79,8 @@ absl::Status Relay::Run(cdc::WalStream& stream, Sink& sink,
       }
     }
     now = clock_();
-    absl::Time wake = std::min({next_status_, next_stats_, now + absl::Milliseconds(100),
-                                sink.next_deadline()});
+    absl::Time wake = std::min(
+        {next_status_, next_stats_, now + absl::Milliseconds(100), sink.next_deadline()});
     if (paused_) {
       silence_.Pause(now);
       PollSink(std::max(wake - now, absl::ZeroDuration()));
@@ -149,7 +150,8 @@ absl::Status Relay::HandleXLogData(const cdc::XLogData& frame) {
     // one is, which is right, since its rows are in Kafka already.
     RETURN_IF_ERROR(tracker_.Commit(c->end_lsn));
     if (!transaction_.skipped) {
-      sink_->TransactionCommitted({c->end_lsn, transaction_.xid, transaction_.commit_time});
+      sink_->TransactionCommitted(
+          {c->end_lsn, transaction_.xid, transaction_.commit_time});
     }
     return absl::OkStatus();
   }
@@ -187,7 +189,8 @@ absl::Status Relay::OnInsert(const cdc::XLogData& frame,
   RowSource source{frame.data_start, transaction_.commit_lsn, transaction_.xid,
                    transaction_.commit_time, options_.database};
   const BoundRelation& bound = it->second;
-  return Publish(bound.Map(insert.new_tuple, source), [&] {
+  absl::Status mapped = bound.MapInto(insert.new_tuple, source, &record_);
+  return Publish(mapped, [&] {
     // The row cannot become an envelope: its raw columns are what a dead letter holds.
     OutboxRecord raw;
     raw.value = bound.RowAsJson(insert.new_tuple);
@@ -210,7 +213,8 @@ absl::Status Relay::OnMessage(const cdc::pgoutput::Message& message) {
   if (CountEvent()) return absl::OkStatus();
   RowSource source{message.lsn, transaction_.commit_lsn, transaction_.xid,
                    transaction_.commit_time, options_.database};
-  return Publish(messages_->Map(message.content, source), [&] {
+  absl::Status mapped = messages_->MapInto(message.content, source, &record_);
+  return Publish(mapped, [&] {
     OutboxRecord raw;
     raw.value = MessageEvents::ContentAsJson(message.content);
     return raw;
@@ -224,20 +228,20 @@ bool Relay::CountEvent() {
   return true;
 }
 
-absl::Status Relay::Publish(absl::StatusOr<OutboxRecord> record,
+absl::Status Relay::Publish(const absl::Status& mapped,
                             const std::function<OutboxRecord()>& raw) {
-  size_t bytes = record.ok() ? record->value.size() + record->key.size() : 0;
+  size_t bytes = mapped.ok() ? record_.value.size() + record_.key.size() : 0;
   ASSIGN_OR_RETURN(MessageToken token, tracker_.Enqueue(bytes, clock_()));
   token.committed = transaction_.commit_time;
-  if (!record.ok()) {
+  if (!mapped.ok()) {
     OutboxRecord letter = raw();
     letter.timestamp_ms = absl::ToUnixMillis(transaction_.commit_time);
     letter.headers = {{"content_type", "application/json"}};
-    HandlePermanent(token, letter, record.status(), ErrorKind::kMapping);
+    HandlePermanent(token, letter, mapped, ErrorKind::kMapping);
     return absl::OkStatus();
   }
   ++stats_.published;
-  Produce(*record, token, false);
+  Produce(record_, token, false);
   return absl::OkStatus();
 }
 
@@ -379,7 +383,8 @@ absl::Status Relay::MaybeSendStatus(bool force) {
   // confirmable, so an idle outbox never pins WAL. It asks too when the server has
   // been quiet for a status interval: a live server answers at once, so only a
   // dead path stays silent for --replication-timeout.
-  bool ask = periodic && (tracker_.idle() || silence_.silent(now) >= options_.status_interval);
+  bool ask =
+      periodic && (tracker_.idle() || silence_.silent(now) >= options_.status_interval);
   RETURN_IF_ERROR(stream_->SendStatus(confirmable, ask));
   stats_.confirmed = std::max(stats_.confirmed, confirmable);
   last_status_ = now;

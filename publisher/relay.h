@@ -126,9 +126,10 @@ class Relay {
   // Counts an outbox event (row or message) of the current transaction; true when
   // the sink's checkpoint covers the transaction, so the event is skipped.
   bool CountEvent();
-  // An event of the current transaction, mapped (or not) from `at`: enqueued and
-  // produced, or handled as a permanent failure with `raw` as its dead letter.
-  absl::Status Publish(absl::StatusOr<OutboxRecord> record,
+  // An event of the current transaction, mapped into record_ (or not: `mapped`):
+  // enqueued and produced, or handled as a permanent failure with `raw` as its
+  // dead letter.
+  absl::Status Publish(const absl::Status& mapped,
                        const std::function<OutboxRecord()>& raw);
   void Produce(const OutboxRecord& record, const MessageToken& token, bool dead_letter);
   void HandlePermanent(const MessageToken& token, const OutboxRecord& record,
@@ -159,12 +160,15 @@ class Relay {
   cdc::pgoutput::StreamDecoder decoder_;
   cdc::RelationCache relations_;
   absl::flat_hash_map<uint32_t, BoundRelation> outbox_;  // Bound outbox relations by OID.
-  std::optional<MessageEvents> messages_;                 // With a message_prefix.
+  std::optional<MessageEvents> messages_;                // With a message_prefix.
   AckTracker tracker_;
   CheckpointFilter checkpoints_;  // From the sink, at the start of each run.
   Transaction transaction_;
   absl::Status fatal_;  // Set by delivery handling; ends Run.
   RelayStats stats_;
+  // The record each row is mapped into (MapInto), reused so that mapping a row
+  // allocates nothing once warm; the sink copies what it keeps.
+  OutboxRecord record_;
   bool paused_ = false;
   SilenceWatch silence_;
   absl::Time last_status_ = absl::InfinitePast();
