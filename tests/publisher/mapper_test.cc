@@ -1,5 +1,7 @@
 #include "publisher/mapper.h"
 
+#include "absl/strings/str_format.h"
+#include "absl/time/civil_time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "outbox/v1/envelope.pb.h"
@@ -253,6 +255,34 @@ TEST(MapperTest, ParsesTimestampEdgesLikeCivilTime) {
   for (const char* bad : {"2026-13-01 00:00:00+00", "2026-01-02T03:04:05+00",
                           "2026-01-02 03:04:05.+00", "2026-01-02 03:04", "-infinity"}) {
     EXPECT_FALSE(ParsePgTimestamp(bad).ok()) << bad;
+  }
+}
+
+// The fast path's own calendar arithmetic against absl's civil time, day by day
+// over four centuries (leap years of every kind) and at every hour of one day.
+TEST(MapperTest, FastTimestampsAgreeWithCivilTimeEveryDay) {
+  absl::CivilDay day(1900, 1, 1);
+  size_t checked = 0;
+  for (; day < absl::CivilDay(2300, 1, 1); ++day) {
+    std::string text = absl::StrFormat("%04d-%02d-%02d 13:07:59.000042+00", day.year(),
+                                       day.month(), day.day());
+    absl::StatusOr<absl::Time> t = ParsePgTimestamp(text);
+    ASSERT_TRUE(t.ok()) << text;
+    ASSERT_EQ(*t, absl::FromCivil(
+                      absl::CivilSecond(day.year(), day.month(), day.day(), 13, 7, 59),
+                      absl::UTCTimeZone()) +
+                      absl::Microseconds(42))
+        << text;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 146097u);  // 400 years.
+  for (int h = 0; h < 24; ++h) {
+    std::string text = absl::StrFormat("2000-02-29 %02d:30:00-01:15", h);
+    EXPECT_EQ(
+        *ParsePgTimestamp(text),
+        absl::FromCivil(absl::CivilSecond(2000, 2, 29, h, 30, 0), absl::UTCTimeZone()) +
+            absl::Minutes(75))
+        << text;
   }
 }
 
