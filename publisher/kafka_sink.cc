@@ -162,6 +162,7 @@ KafkaSink::~KafkaSink() {
   on_delivery_ = &ignore;
   rd_kafka_poll(rk_, 0);
   on_delivery_ = nullptr;
+  topics_.Clear();
   rd_kafka_destroy(rk_);
 }
 
@@ -192,14 +193,20 @@ absl::StatusOr<KafkaSink::ClusterMetadata> KafkaSink::ReadMetadata(absl::Duratio
   return out;
 }
 
-absl::Status ProduceRecord(rd_kafka_t* rk, const OutboxRecord& r, void* opaque) {
+absl::Status ProduceRecord(rd_kafka_t* rk, TopicHandles& topics, const OutboxRecord& r,
+                           void* opaque) {
+  rd_kafka_topic_t* rkt = topics.Get(rk, r.topic);
+  if (rkt == nullptr) {
+    return KafkaErrorStatus(rd_kafka_last_error(),
+                            absl::StrCat("producing to ", r.topic));
+  }
   rd_kafka_headers_t* headers = rd_kafka_headers_new(r.headers.size());
   for (const auto& [name, value] : r.headers) {
     rd_kafka_header_add(headers, name.data(), static_cast<ssize_t>(name.size()),
                         value.data(), static_cast<ssize_t>(value.size()));
   }
   rd_kafka_resp_err_t err = rd_kafka_producev(
-      rk, RD_KAFKA_V_TOPIC(r.topic.c_str()), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+      rk, RD_KAFKA_V_RKT(rkt), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
       RD_KAFKA_V_KEY(r.key.data(), r.key.size()),
       RD_KAFKA_V_VALUE(const_cast<char*>(r.value.data()), r.value.size()),
       RD_KAFKA_V_HEADERS(headers), RD_KAFKA_V_TIMESTAMP(r.timestamp_ms),
@@ -215,7 +222,7 @@ absl::Status ProduceRecord(rd_kafka_t* rk, const OutboxRecord& r, void* opaque) 
 absl::Status KafkaSink::Produce(const OutboxRecord& r, const MessageToken& token,
                                 bool dead_letter) {
   auto* in_flight = new InFlight{token, dead_letter};
-  absl::Status s = ProduceRecord(rk_, r, in_flight);
+  absl::Status s = ProduceRecord(rk_, topics_, r, in_flight);
   if (!s.ok()) delete in_flight;
   return s;
 }

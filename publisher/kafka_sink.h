@@ -16,6 +16,7 @@
 #include "publisher/metrics.h"
 #include "publisher/sink.h"
 #include "publisher/supervisor.h"
+#include "publisher/topic_handles.h"
 
 typedef struct rd_kafka_s rd_kafka_t;
 typedef struct rd_kafka_message_s rd_kafka_message_t;
@@ -46,9 +47,11 @@ void LogLibrdkafka(Logger& log, int level, const char* facility, const char* lin
 void ReportLibrdkafkaError(rd_kafka_t* rk, int rd_kafka_resp_err, const char* reason,
                            Logger& log, Metrics* metrics);
 
-// Queues `record` on `rk` with `opaque` for its delivery report. OK, or
-// kResourceExhausted when the local queue is full, or KafkaErrorStatus's classes.
-absl::Status ProduceRecord(rd_kafka_t* rk, const OutboxRecord& record, void* opaque);
+// Queues `record` on `rk` (its topic's handle from `topics`) with `opaque` for its
+// delivery report. OK, or kResourceExhausted when the local queue is full, or
+// KafkaErrorStatus's classes.
+absl::Status ProduceRecord(rd_kafka_t* rk, TopicHandles& topics,
+                           const OutboxRecord& record, void* opaque);
 
 // Maps a librdkafka error code to the Status classes of Delivery.
 absl::Status KafkaErrorStatus(int rd_kafka_resp_err, absl::string_view what);
@@ -105,6 +108,7 @@ class KafkaSink : public Sink {
   Logger& logger_;
   Metrics* metrics_ = nullptr;
   rd_kafka_t* rk_ = nullptr;
+  TopicHandles topics_;
   const std::function<void(Delivery)>* on_delivery_ = nullptr;  // During Poll only.
 };
 

@@ -86,6 +86,7 @@ KafkaTransactions::~KafkaTransactions() {
   if (rk_ == nullptr) return;
   // An open transaction is left to the broker: the next instance's Init aborts it.
   rd_kafka_purge(rk_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+  topics_.Clear();
   rd_kafka_destroy(rk_);
 }
 
@@ -137,7 +138,8 @@ absl::Status KafkaTransactions::Produce(const OutboxRecord& r) { return Queue(r)
 absl::Status KafkaTransactions::Queue(const OutboxRecord& r) {
   // Every record has a delivery report: a successful commit_transaction() is no
   // proof that each was stored (transaction_proof.h).
-  absl::Status s = ProduceRecord(rk_, r, reinterpret_cast<void*>(proof_.generation()));
+  absl::Status s =
+      ProduceRecord(rk_, topics_, r, reinterpret_cast<void*>(proof_.generation()));
   if (s.ok()) {
     proof_.Expect();
     return s;

@@ -20,6 +20,7 @@
 #include "publisher/log.h"
 #include "publisher/mapper.h"
 #include "publisher/metrics.h"
+#include "publisher/topic_handles.h"
 #include "publisher/transaction_log.h"
 #include "publisher/transaction_proof.h"
 
@@ -77,6 +78,7 @@ class KafkaTransactions : public TransactionLog {
   // Which records of the open transaction the broker is proven to hold.
   TransactionProof proof_;
   rd_kafka_t* rk_ = nullptr;
+  TopicHandles topics_;
 };
 
 }  // namespace publisher
