@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cdc/status_macros.h"
+#include "publisher/json_scan.h"
 
 namespace publisher {
 namespace {
@@ -54,42 +55,58 @@ absl::StatusOr<OutboxRecord> MessageEvents::Map(absl::string_view content,
 
 absl::Status MessageEvents::MapInto(absl::string_view content, const RowSource& source,
                                     OutboxRecord* out) const {
-  nlohmann::json j = nlohmann::json::parse(content, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) {
-    return absl::InvalidArgumentError(
-        "the message content is not a JSON object (outbox_emit() writes one)");
-  }
-  pg::Tuple row(kFields);
-  for (int f = 0; f < kFields; ++f) {
-    auto it = j.find(kJsonNames[f]);
-    if (it == j.end() || it->is_null()) {
-      if (f == kHeaders) {
-        row[f] = {pg::Value::Kind::kNull, ""};
-        continue;
-      }
-      if (f == kPayload) {
-        return absl::InvalidArgumentError("the message content has no \"payload\"");
-      }
-      return absl::InvalidArgumentError(
-          absl::StrCat("the message content has no \"", kJsonNames[f], "\""));
+  // Raw spans, not a document: the payload and headers go on as written, which for
+  // outbox_emit() is jsonb's text form, as a table row's jsonb column has it.
+  JsonMember found[kFields];
+  std::string unescaped;
+  absl::Status scanned = ScanJsonObject(content, [&](const JsonMember& m) {
+    absl::string_view key = m.key;
+    if (m.key_escaped) {
+      unescaped.clear();
+      JsonDecodeString(m.key, &unescaped);
+      key = unescaped;
     }
+    for (int f = 0; f < kFields; ++f) {
+      if (key == kJsonNames[f])
+        found[f] = m;  // The last of duplicates wins, as in jsonb.
+    }
+  });
+  if (!scanned.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the message content is not a JSON object (outbox_emit() writes one): ",
+        scanned.message()));
+  }
+  row_.resize(kFields);
+  for (int f = 0; f < kFields; ++f) {
+    const JsonMember& m = found[f];
+    pg::Value& v = row_[f];
+    v.data.clear();
+    if (m.raw.empty() || m.kind == JsonKind::kNull) {
+      if (f != kHeaders) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("the message content has no \"", kJsonNames[f], "\""));
+      }
+      v.kind = pg::Value::Kind::kNull;
+      continue;
+    }
+    v.kind = pg::Value::Kind::kText;
     if (f == kPayload) {
-      row[f] = {pg::Value::Kind::kText, Dump(*it)};
+      v.data.assign(m.raw.data(), m.raw.size());
     } else if (f == kHeaders) {
-      if (!it->is_object()) {
+      if (m.kind != JsonKind::kObject) {
         return absl::InvalidArgumentError(
             "the message content's \"headers\" must be a JSON object");
       }
-      row[f] = {pg::Value::Kind::kText, Dump(*it)};
+      v.data.assign(m.raw.data(), m.raw.size());
     } else {
-      if (!it->is_string()) {
+      if (m.kind != JsonKind::kString) {
         return absl::InvalidArgumentError(absl::StrCat(
             "the message content's \"", kJsonNames[f], "\" must be a string"));
       }
-      row[f] = {pg::Value::Kind::kText, it->get<std::string>()};
+      JsonDecodeString(m.raw.substr(1, m.raw.size() - 2), &v.data);
     }
   }
-  return bound_.MapInto(row, source, out);
+  return bound_.MapInto(row_, source, out);
 }
 
 std::string MessageEvents::ContentAsJson(absl::string_view content) {

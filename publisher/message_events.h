@@ -9,6 +9,8 @@
 // mapper: the fields are laid out as a row of a table whose columns carry the
 // configured names (--id-column, --key-column, ...), so topic templates, keys,
 // headers and dead letters behave alike. source.schema and source.table are empty.
+// The content is scanned, not parsed into a document (json_scan.h): the payload
+// and headers go on verbatim, jsonb's text form as a table row's column has it.
 #ifndef PUBLISHER_MESSAGE_EVENTS_H_
 #define PUBLISHER_MESSAGE_EVENTS_H_
 
@@ -42,6 +44,9 @@ class MessageEvents {
  private:
   explicit MessageEvents(BoundRelation bound) : bound_(std::move(bound)) {}
   BoundRelation bound_;
+  // The message laid out as a row; reused, so mapping allocates nothing once warm
+  // (not thread-safe, as the relay's one thread needs none).
+  mutable cdc::pgoutput::Tuple row_;
 };
 
 }  // namespace publisher

@@ -51,11 +51,16 @@ TEST_F(TableLessTest, CommittedEventsInterleaveWithRowsAndNothingElsePublishes) 
                  "payload) VALUES ('00000000-0000-4000-8000-00000000000a', 'order', "
                  "'o-1', 'E', '{}')")
           .ok());
-  std::string event = Emit("o-1");
+  // The event and row b carry the same jsonb payload.
+  constexpr char kPayload[] =
+      R"({"total": 12.5, "n": 1, "items": [1, {"b": 2, "a": 1}]})";
+  std::string event = Emit("o-1", kPayload);
   ASSERT_TRUE(
-      sql_->Exec("INSERT INTO outbox (id, aggregate_type, aggregate_id, event_type, "
-                 "payload) VALUES ('00000000-0000-4000-8000-00000000000b', 'order', "
-                 "'o-1', 'E', '{}')")
+      sql_->Exec(absl::StrCat("INSERT INTO outbox (id, aggregate_type, aggregate_id, "
+                              "event_type, payload) VALUES "
+                              "('00000000-0000-4000-8000-00000000000b', 'order', 'o-1', "
+                              "'E', '",
+                              kPayload, "')"))
           .ok());
   ASSERT_TRUE(sql_->Exec("COMMIT").ok());
   // Rolled back: never published.
@@ -86,13 +91,22 @@ TEST_F(TableLessTest, CommittedEventsInterleaveWithRowsAndNothingElsePublishes) 
   EXPECT_THAT(o1, ::testing::ElementsAre("00000000-0000-4000-8000-00000000000a", event,
                                          "00000000-0000-4000-8000-00000000000b"))
       << "events and rows of one transaction keep commit order";
+  std::string row_payload;
+  for (const auto& r : consumer->Records()) {
+    if (Header(r, "id") != "00000000-0000-4000-8000-00000000000b") continue;
+    outbox::v1::Envelope e;
+    ASSERT_TRUE(e.ParseFromString(r.value));
+    row_payload = e.payload();
+  }
+  // jsonb's text form: keys ordered by length, then bytes; ", " and ": ".
+  EXPECT_EQ(row_payload, R"({"n": 1, "items": [1, {"a": 1, "b": 2}], "total": 12.5})");
   for (const auto& r : consumer->Records()) {
     if (Header(r, "id") != event) continue;
     outbox::v1::Envelope e;
     ASSERT_TRUE(e.ParseFromString(r.value));
     EXPECT_EQ(r.topic, "outbox.event.order");
     EXPECT_EQ(e.event_type(), "OrderPlaced");
-    EXPECT_EQ(e.payload(), "{\"n\":1}");
+    EXPECT_EQ(e.payload(), row_payload) << "the same payload text as a table row's";
     EXPECT_EQ(e.headers().at("trace"), "t-1");
     EXPECT_EQ(Header(r, "trace"), "t-1");
     EXPECT_EQ(e.source().table(), "");
