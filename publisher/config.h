@@ -53,8 +53,8 @@ struct Config {
   std::string topic = "outbox.event.{aggregate_type}";
   ColumnMapping columns;
   std::vector<std::pair<std::string, std::string>> kafka_properties;  // -X, in order.
-  int64_t max_in_flight = 100000;
-  int64_t max_in_flight_bytes = 268435456;
+  int64_t max_in_flight = 20000;
+  int64_t max_in_flight_bytes = 16777216;  // 16 MiB
   OnError on_error = OnError::kHalt;
   std::string dead_letter_topic = "outbox.dead-letter";
   absl::Duration status_interval = absl::Seconds(10);

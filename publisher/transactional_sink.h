@@ -37,8 +37,8 @@ namespace publisher {
 
 struct TransactionalSinkOptions {
   absl::Duration interval = absl::Milliseconds(100);  // --transaction-interval
-  int64_t max_messages = 100000;                      // --max-in-flight
-  int64_t max_bytes = 268435456;                      // --max-in-flight-bytes
+  int64_t max_messages = 20000;                       // --max-in-flight
+  int64_t max_bytes = 16777216;                       // --max-in-flight-bytes
   absl::Duration commit_timeout = absl::Seconds(30);
 };
 

@@ -132,10 +132,9 @@ std::unique_ptr<testing_harness::Process> StartBenchPublisher(
                                    conninfo,
                                    "--brokers",
                                    brokers,
-                                   "--topic",
-                                   topic,
                                    "--log-level",
                                    "warn"};
+  if (!topic.empty()) argv.insert(argv.end(), {"--topic", topic});
   argv.insert(argv.end(), extra.begin(), extra.end());
   argv.insert(argv.end(), flags.begin(), flags.end());
   return Must(testing_harness::Process::Start(argv, log_path), "start publisher");

@@ -59,8 +59,9 @@ Latency MeasureSteady(testing_harness::PgSession& sql,
                       absl::Duration duration,
                       absl::Duration warm_up = absl::ZeroDuration());
 
-// outbox-publisher on `conninfo` and `brokers` with --topic `topic`, warnings only,
-// then `extra` and the run's `flags`; its output goes to `log_path`.
+// outbox-publisher on `conninfo` and `brokers` with --topic `topic` (its default when
+// empty), warnings only, then `extra` and the run's `flags`; its output goes to
+// `log_path`.
 std::unique_ptr<testing_harness::Process> StartBenchPublisher(
     const std::string& conninfo, const std::string& brokers, const std::string& topic,
     const std::vector<std::string>& extra, const std::vector<std::string>& flags,

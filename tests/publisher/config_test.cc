@@ -40,8 +40,8 @@ TEST(ConfigTest, DefaultsMatchTheSpec) {
   EXPECT_EQ(c.columns.payload, "payload");
   EXPECT_EQ(c.columns.headers, "headers");
   EXPECT_EQ(c.columns.timestamp, "created_at");
-  EXPECT_EQ(c.max_in_flight, 100000);
-  EXPECT_EQ(c.max_in_flight_bytes, 268435456);
+  EXPECT_EQ(c.max_in_flight, 20000);
+  EXPECT_EQ(c.max_in_flight_bytes, 16777216);
   EXPECT_EQ(c.on_error, OnError::kHalt);
   EXPECT_EQ(c.dead_letter_topic, "outbox.dead-letter");
   EXPECT_EQ(c.status_interval, absl::Seconds(10));
