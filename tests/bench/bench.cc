@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -268,6 +269,55 @@ class Bench {
     return l;
   }
 
+  // The steady state's floor on the broker side: bench-sink-floor producing
+  // `rate` records per second for `duration` with the publisher's producer
+  // settings into a fresh mock-kafka, a consumer as SteadyState's timing each
+  // from its produce to its arrival. What remains of the steady state's latency
+  // above it is the walsender's and the publisher's reading and mapping.
+  Latency ProducingAloneLatency(int rate, absl::Duration duration) {
+    std::cerr << "bench: producing alone: " << rate << " records/s for "
+              << absl::FormatDuration(duration) << std::endl;
+    auto mock = Must(MockKafka::Start(1), "mock-kafka");
+    if (mock->Command(absl::StrCat("topic ", kTopic, " ", kPartitions)) != "ok")
+      Die("topic");
+    auto consumer = Must(Consumer::Start(mock->bootstrap(), {kTopic}), "consumer");
+    int64_t messages = static_cast<int64_t>(rate * absl::ToDoubleSeconds(duration));
+    std::string log = absl::StrCat("/tmp/outbox-bench-", getpid(), "-alone.log");
+    auto p =
+        Must(Process::Start({BuildPath("bench-sink-floor"), mock->bootstrap(), kTopic,
+                             absl::StrCat(messages), "250", absl::StrCat(rate)},
+                            log),
+             "bench-sink-floor");
+    std::optional<int> code = p->Wait(duration + absl::Minutes(2));
+    std::string out = p->Log();
+    std::remove(log.c_str());
+    if (!code || *code != 0) Die("bench-sink-floor: " + out);
+    std::vector<absl::Duration> latencies;
+    WaitFor(
+        [&] {
+          latencies.clear();
+          for (const auto& rec : consumer->Records()) {
+            for (const auto& [name, value] : rec.headers) {
+              int64_t us = 0;
+              if (name == "produced_us" && absl::SimpleAtoi(value, &us))
+                latencies.push_back(rec.received - absl::FromUnixMicros(us));
+            }
+          }
+          return static_cast<int64_t>(latencies.size()) >= messages;
+        },
+        absl::Seconds(60));
+    if (static_cast<int64_t>(latencies.size()) < messages)
+      Die("producing alone: records never arrived");
+    std::sort(latencies.begin(), latencies.end());
+    Latency l;
+    l.rows = messages;
+    l.rate = rate;
+    l.p50 = latencies[latencies.size() / 2];
+    l.p99 = latencies[latencies.size() * 99 / 100];
+    l.max = latencies.back();
+    return l;
+  }
+
   // Takeover (issue 17): an active publisher and a standby on the same slot. While
   // a writer commits a row every 5 ms, kill -9 the active one and time from the
   // kill until the first row committed after it reaches a consumer. `trials`
@@ -466,7 +516,7 @@ std::string CarrierTable(const std::vector<Bench::CarrierResult>& carriers) {
 }
 
 std::string Table(const std::vector<Result>& results, const Latency& steady,
-                  const Latency& steady_eo, int steady_rate) {
+                  const Latency& alone, const Latency& steady_eo, int steady_rate) {
   std::ostringstream out;
   if (!results.empty())
     out << "| workload | rows | limit (raw libpq) rows/s | pg_recvlogical rows/s | "
@@ -481,6 +531,14 @@ std::string Table(const std::vector<Result>& results, const Latency& steady,
         r.limit_cpu_us_per_row, r.sink_cpu_us_per_row, r.peak_rss_kib / 1024.0);
   }
   if (steady.rows > 0) out << SteadyLine("at-least-once", steady, steady_rate);
+  if (alone.rows > 0) {
+    out << absl::StrFormat(
+        "\nThe broker side alone (bench-sink-floor producing %d records/s with the "
+        "publisher's producer settings into mock-kafka, the same consumer): "
+        "produce-to-consumer latency p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
+        steady_rate, absl::ToDoubleMilliseconds(alone.p50),
+        absl::ToDoubleMilliseconds(alone.p99), absl::ToDoubleMilliseconds(alone.max));
+  }
   if (steady_eo.rows > 0) {
     out << SteadyLine(
         "exactly-once (--transaction-interval 100ms; mock-kafka serves "
@@ -538,8 +596,11 @@ int Main(int argc, char** argv) {
   int rate = quick ? 500 : 5000;
   Latency steady, steady_eo;
   absl::Duration steady_for = quick ? absl::Seconds(3) : absl::Seconds(30);
-  if (only.empty() || std::string("steady state").find(only) != std::string::npos)
+  Latency alone;
+  if (only.empty() || std::string("steady state").find(only) != std::string::npos) {
     steady = bench.SteadyState(rate, steady_for);
+    alone = bench.ProducingAloneLatency(rate, steady_for);
+  }
   if (only.empty() ||
       std::string("steady state, exactly-once").find(only) != std::string::npos)
     steady_eo = bench.SteadyState(rate, steady_for, kExactlyOnce);
@@ -557,8 +618,8 @@ int Main(int argc, char** argv) {
   std::vector<absl::Duration> takeover;
   if (only.empty() || std::string("takeover").find(only) != std::string::npos)
     takeover = bench.Takeover(quick ? 2 : 5);
-  std::string table = Table(results, steady, steady_eo, rate) + TakeoverLine(takeover) +
-                      CarrierTable(carriers);
+  std::string table = Table(results, steady, alone, steady_eo, rate) +
+                      TakeoverLine(takeover) + CarrierTable(carriers);
   Emit(table, markdown);
   return 0;
 }

@@ -5,11 +5,17 @@
 // anything. Its CPU per message (all threads, getrusage) is a floor under the
 // publisher's: scripts/bench.sh reports it beside the publisher's figure.
 //
-//   bench-sink-floor BROKERS TOPIC MESSAGES VALUE_BYTES
+// With RATE it paces instead: RATE messages per second, each keyed by its number
+// and carrying its produce time (header produced_us, microseconds since the
+// epoch), so that a consumer can time what the broker and the producer's settings
+// alone add to the steady state's latency (outbox-bench's latency floor).
+//
+//   bench-sink-floor BROKERS TOPIC MESSAGES VALUE_BYTES [RATE]
 //
 // Prints "cpu_us_per_msg=<x> msgs_per_s=<y>".
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -29,10 +35,12 @@ double CpuSeconds() {
 }
 
 int Main(int argc, char** argv) {
-  if (argc != 5) {
-    std::fprintf(stderr, "usage: bench-sink-floor BROKERS TOPIC MESSAGES VALUE_BYTES\n");
+  if (argc != 5 && argc != 6) {
+    std::fprintf(stderr,
+                 "usage: bench-sink-floor BROKERS TOPIC MESSAGES VALUE_BYTES [RATE]\n");
     return 2;
   }
+  long rate = argc == 6 ? std::atol(argv[5]) : 0;
   publisher::Config config;
   config.brokers = argv[1];
   std::string topic = argv[2];
@@ -44,8 +52,8 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "bench-sink-floor: no broker at %s\n", argv[1]);
     return 1;
   }
-  // The in-flight window of the publisher's defaults, so the queue never fills.
-  constexpr long kWindow = 100000;
+  // The in-flight window of the publisher's defaults (--max-in-flight).
+  const long window = publisher::Config().max_in_flight;
   long produced = 0, acknowledged = 0, failed = 0;
   auto on_delivery = [&](publisher::Delivery d) {
     ++acknowledged;
@@ -57,14 +65,23 @@ int Main(int argc, char** argv) {
   double cpu_start = CpuSeconds();
   absl::Time start = absl::Now();
   while (acknowledged < messages) {
-    while (produced < messages && produced - acknowledged < kWindow) {
-      r.key = absl::StrCat("aggregate-", produced % 1000);
+    while (produced < messages && produced - acknowledged < window) {
+      absl::Time now = absl::Now();
+      if (rate > 0) {
+        absl::Time due = start + absl::Seconds(1) * produced / rate;
+        if (due > now) break;  // Poll until then.
+      }
+      r.key =
+          rate > 0 ? absl::StrCat(produced) : absl::StrCat("aggregate-", produced % 1000);
       r.id = absl::StrCat("00000000-0000-4000-8000-", 100000000000 + produced);
       r.headers = {{"id", r.id},
                    {"event_type", "Created"},
                    {"content_type", publisher::kEnvelopeContentType}};
-      r.timestamp_ms = absl::ToUnixMillis(absl::Now());
-      absl::Status s = (*sink)->Produce(r, publisher::MessageToken{0, r.value.size()}, false);
+      if (rate > 0)
+        r.headers.emplace_back("produced_us", absl::StrCat(absl::ToUnixMicros(now)));
+      r.timestamp_ms = absl::ToUnixMillis(now);
+      absl::Status s =
+          (*sink)->Produce(r, publisher::MessageToken{0, r.value.size()}, false);
       if (absl::IsResourceExhausted(s)) break;
       if (!s.ok()) {
         std::fprintf(stderr, "bench-sink-floor: %s\n", std::string(s.message()).c_str());
@@ -74,7 +91,18 @@ int Main(int argc, char** argv) {
       // The relay serves reports between WAL messages; so does this loop.
       (*sink)->Poll(absl::ZeroDuration(), on_delivery);
     }
-    (*sink)->Poll(absl::Milliseconds(10), on_delivery);
+    absl::Duration wait = absl::Milliseconds(10);
+    if (rate > 0 && produced < messages) {
+      absl::Time due = start + absl::Seconds(1) * produced / rate;
+      wait = std::clamp(due - absl::Now(), absl::ZeroDuration(), wait);
+      // librdkafka waits in whole milliseconds: sleep a shorter gap instead of
+      // spinning through it.
+      if (wait < absl::Milliseconds(1)) {
+        absl::SleepFor(wait);
+        wait = absl::ZeroDuration();
+      }
+    }
+    (*sink)->Poll(wait, on_delivery);
   }
   double seconds = absl::ToDoubleSeconds(absl::Now() - start);
   double cpu = CpuSeconds() - cpu_start;
