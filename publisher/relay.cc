@@ -79,8 +79,7 @@ absl::Status Relay::Run(cdc::WalStream& stream, Sink& sink,
       }
     }
     now = clock_();
-    absl::Time wake = std::min(
-        {next_status_, next_stats_, now + absl::Milliseconds(100), sink.next_deadline()});
+    absl::Time wake = NextWake(now, sink);
     if (paused_) {
       silence_.Pause(now);
       PollSink(std::max(wake - now, absl::ZeroDuration()));
@@ -370,6 +369,19 @@ void Relay::PollSink(absl::Duration timeout) {
 bool Relay::InFlightFull() const {
   return tracker_.in_flight_messages() >= static_cast<size_t>(options_.max_in_flight) ||
          tracker_.in_flight_bytes() >= static_cast<size_t>(options_.max_in_flight_bytes);
+}
+
+absl::Time Relay::NextWake(absl::Time now, const Sink& sink) const {
+  absl::Time wake = std::min(
+      {next_status_, next_stats_, now + absl::Milliseconds(100), sink.next_deadline()});
+  // A confirmation held back by min_status_gap is sent the moment the gap ends.
+  if (tracker_.confirmable() > stats_.confirmed)
+    wake = std::min(wake, last_status_ + options_.min_status_gap);
+  // Deliveries come one by one (a transactional sink's come when its commit falls
+  // due: next_deadline).
+  if (tracker_.in_flight_messages() > 0 && !sink.acknowledges_whole_transactions())
+    wake = std::min(wake, now + options_.delivery_poll_gap);
+  return wake;
 }
 
 absl::Status Relay::MaybeSendStatus(bool force) {

@@ -57,6 +57,10 @@ struct RelayOptions {
   // After the confirmable LSN advances, the earliest next status update: prompt
   // confirmation without one message per commit.
   absl::Duration min_status_gap = absl::Milliseconds(200);
+  // While messages are in flight, the longest a delivery report waits to be served
+  // when the WAL is quiet (the loop waits on the replication socket, not on
+  // librdkafka): the end of a burst is confirmed this promptly.
+  absl::Duration delivery_poll_gap = absl::Milliseconds(5);
   // How long a stop (or halt) waits for outstanding acknowledgements.
   absl::Duration drain_timeout = absl::Seconds(30);
   // How often the figures are copied to Metrics.
@@ -171,6 +175,10 @@ class Relay {
   OutboxRecord record_;
   bool paused_ = false;
   SilenceWatch silence_;
+  // When the loop must next wake from waiting on the stream: a status update, the
+  // stats line or the sink's work falls due, or deliveries may wait.
+  absl::Time NextWake(absl::Time now, const Sink& sink) const;
+
   absl::Time last_status_ = absl::InfinitePast();
   absl::Time next_status_ = absl::InfinitePast();
   absl::Time next_stats_ = absl::InfinitePast();

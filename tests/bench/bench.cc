@@ -43,6 +43,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "cdc/lsn.h"
@@ -453,7 +454,10 @@ class Bench {
     if (mock->Command("topic outbox.checkpoints 1") != "ok") Die("checkpoint topic");
     auto publisher = StartBenchPublisher(
         pg.conninfo(), mock->bootstrap(), /*topic=*/"", r->w.publisher_args,
-        publisher_flags_, absl::StrCat("/tmp/outbox-bench-", r->w.name, ".log"));
+        publisher_flags_,
+        absl::StrCat("/tmp/outbox-bench-",
+                     absl::StrReplaceAll(r->w.name, {{"/", "-"}, {" ", ""}, {",", "-"}}),
+                     ".log"));
     bool done = WaitFor(
         [&] {
           auto v = sql.Value(

@@ -233,6 +233,50 @@ TEST_F(RelayTest, BackpressurePausesReadingButKeepsStatusFlowing) {
   EXPECT_EQ(stream_.max_flush(), Lsn(0x110));
 }
 
+// The end of a burst: the WAL goes quiet while its last messages are in flight.
+// Their acknowledgement is served within delivery_poll_gap, not when the loop
+// next wakes for other reasons (up to 100 ms later).
+TEST_F(RelayTest, AnAcknowledgementOnAQuietStreamIsServedPromptly) {
+  OneTransaction("a");
+  stream_.Silence(absl::Seconds(1));
+  absl::Time start = clock_.Now();
+  absl::Time acked_at = start + absl::Milliseconds(7);  // When the broker answers.
+  sink_.on_poll = [&] {
+    if (clock_.Now() >= acked_at && !sink_.produced().empty()) sink_.AckAll();
+  };
+  std::optional<absl::Time> confirmed_at;
+  stream_.on_status = [&](Lsn flush) {
+    if (flush >= Lsn(0x110) && !confirmed_at) confirmed_at = clock_.Now();
+  };
+  ASSERT_TRUE(Run().ok());
+  ASSERT_TRUE(confirmed_at.has_value());
+  EXPECT_LE(*confirmed_at - acked_at, options_.delivery_poll_gap);
+}
+
+// A confirmation held back by min_status_gap goes out when the gap ends.
+TEST_F(RelayTest, AConfirmationHeldBackByTheStatusGapIsSentWhenItEnds) {
+  options_.min_status_gap = absl::Milliseconds(150);
+  sink_.auto_ack = true;
+  stream_.Message(Begin(1, 0x100));
+  stream_.Message(OutboxRelation());
+  stream_.Message(Insert("a"));
+  stream_.Message(Commit(0x100, 0x110));
+  stream_.Silence(absl::Milliseconds(10));
+  stream_.Message(Begin(2, 0x200));
+  stream_.Message(Insert("b"));
+  stream_.Message(Commit(0x200, 0x210));
+  stream_.Silence(absl::Seconds(1));
+  std::vector<absl::Time> sent;
+  stream_.on_status = [&](Lsn flush) {
+    if (flush >= Lsn(0x110) && sent.empty()) sent.push_back(clock_.Now());
+    if (flush >= Lsn(0x210) && sent.size() == 1) sent.push_back(clock_.Now());
+  };
+  ASSERT_TRUE(Run().ok());
+  ASSERT_EQ(sent.size(), 2u);
+  EXPECT_EQ(sent[1] - sent[0], options_.min_status_gap)
+      << "the second confirmation waits out the gap, and no longer";
+}
+
 TEST_F(RelayTest, BytesLimitPausesToo) {
   options_.max_in_flight_bytes = 1;  // Any one message fills it.
   stream_.Message(Begin(1, 0x100));
@@ -492,7 +536,6 @@ TEST_F(RelayTest, ANewSessionIgnoresLateReportsFromTheLastOne) {
   EXPECT_THAT(ProducedIds(), ElementsAre("a", "a"));
 }
 
-
 TEST_F(RelayTest, PublishesItsFiguresToMetricsWhileStreamingAndWhenItEnds) {
   options_.metrics_interval = absl::ZeroDuration();
   stream_.Message(W(pg::Begin{Lsn(0x100), cdc::ToPgTimestamp(clock_.Now()), 1}));
@@ -548,7 +591,8 @@ TEST_F(RelayTest, TransactionsTheSinksCheckpointCoversAreSkippedButConfirmed) {
 }
 
 TEST_F(RelayTest, ATransactionCommittingAtTheCheckpointsEndIsNotSkipped) {
-  sink_.checkpoint = Checkpoint{Lsn(0x100), 0, absl::UnixEpoch()};  // Ends where T1 commits.
+  sink_.checkpoint =
+      Checkpoint{Lsn(0x100), 0, absl::UnixEpoch()};  // Ends where T1 commits.
   sink_.auto_ack = true;
   ThreeTransactions("a", "b", "c");
   ASSERT_TRUE(Run().ok());
