@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "absl/status/status.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
 namespace publisher {
@@ -81,6 +82,19 @@ std::vector<std::pair<std::string, std::string>> DefaultProducerProperties(
       // producer would otherwise take transaction.timeout.ms - 100 ms.
       {"socket.timeout.ms", "30000"},
   };
+}
+
+absl::Duration RequestTimeout(const Config& config) {
+  int64_t ms = 30000;
+  auto read = [&](const std::vector<std::pair<std::string, std::string>>& properties) {
+    for (const auto& [key, value] : properties) {
+      int64_t v;
+      if (key == "socket.timeout.ms" && absl::SimpleAtoi(value, &v) && v > 0) ms = v;
+    }
+  };
+  read(DefaultProducerProperties(config));
+  read(config.kafka_properties);  // -X wins, as in NewProducerConf.
+  return absl::Milliseconds(ms);
 }
 
 absl::Status KafkaErrorStatus(int code, absl::string_view what) {

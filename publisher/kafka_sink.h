@@ -28,6 +28,11 @@ namespace publisher {
 std::vector<std::pair<std::string, std::string>> DefaultProducerProperties(
     const Config& config);
 
+// How long librdkafka waits for one request before it fails it and drops the
+// connection: socket.timeout.ms as the producer will have it (ours, or the user's
+// -X), 30 s unless a readable -X says otherwise.
+absl::Duration RequestTimeout(const Config& config);
+
 // A producer configuration: `properties`, then `overrides` (the user's -X) on top.
 // kInvalidArgument naming a property librdkafka refuses. The caller owns the conf.
 absl::StatusOr<rd_kafka_conf_t*> NewProducerConf(

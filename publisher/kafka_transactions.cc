@@ -28,6 +28,7 @@ void KafkaTransactions::OnError(rd_kafka_t* rk, int err, const char* reason,
                                 void* opaque) {
   auto* self = static_cast<KafkaTransactions*>(opaque);
   ReportLibrdkafkaError(rk, err, reason, self->log_, self->metrics_);
+  if (err == RD_KAFKA_RESP_ERR__TIMED_OUT) self->request_timed_out_ = true;
 }
 
 void KafkaTransactions::OnDeliveryReport(rd_kafka_t*, const rd_kafka_message_t* m,
@@ -130,6 +131,7 @@ absl::Status KafkaTransactions::Init(absl::Duration timeout) {
 
 absl::Status KafkaTransactions::Begin() {
   proof_.Begin();
+  request_timed_out_ = false;
   return FromError(rd_kafka_begin_transaction(rk_), "beginning a Kafka transaction");
 }
 
@@ -153,12 +155,23 @@ absl::Status KafkaTransactions::Queue(const OutboxRecord& r) {
 void KafkaTransactions::Poll(absl::Duration timeout) { rd_kafka_poll(rk_, Ms(timeout)); }
 
 absl::Status KafkaTransactions::FlushAndProve(absl::Duration timeout) {
-  // rd_kafka_flush serves the delivery reports (OnDeliveryReport) while it waits.
-  if (rd_kafka_flush(rk_, Ms(timeout)) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return absl::DeadlineExceededError(
-        absl::StrCat("committing a Kafka transaction (transactional id ",
-                     transactional_id_, "): ", rd_kafka_outq_len(rk_),
-                     " record(s) not delivered within ", absl::FormatDuration(timeout)));
+  // rd_kafka_flush serves the delivery reports (OnDeliveryReport) and errors
+  // (OnError) while it waits; in slices, to give up at the first request that
+  // timed out. librdkafka notices a silent connection only when a request on it
+  // times out, and a transaction's requests go out one after another (its
+  // partitions are added before their records are produced): waiting on would
+  // cost one socket.timeout.ms per silent connection. A new producer starts with
+  // fresh connections instead.
+  absl::Time deadline = absl::Now() + timeout;
+  while (rd_kafka_flush(rk_, Ms(std::min(kFlushSlice, deadline - absl::Now()))) !=
+         RD_KAFKA_RESP_ERR_NO_ERROR) {
+    if (request_timed_out_ || absl::Now() >= deadline) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "committing a Kafka transaction (transactional id ", transactional_id_,
+          "): ", rd_kafka_outq_len(rk_), " record(s) not delivered",
+          request_timed_out_ ? ", and a request to a broker timed out (a silent path)"
+                             : absl::StrCat(" within ", absl::FormatDuration(timeout))));
+    }
   }
   absl::Status proven = proof_.Verdict();
   if (!proven.ok()) {

@@ -65,7 +65,11 @@ class KafkaTransactions : public TransactionLog {
   absl::Status Fatal(int rd_kafka_resp_err, absl::string_view message);
   // Queues `record` in the open transaction, expecting its delivery report.
   absl::Status Queue(const OutboxRecord& record);
+  // How often FlushAndProve looks up from waiting.
+  static constexpr absl::Duration kFlushSlice = absl::Milliseconds(200);
   // Waits for every queued record's report; OK only if each proves storage.
+  // kDeadlineExceeded when that takes longer than `timeout`, or once a request
+  // to a broker timed out.
   absl::Status FlushAndProve(absl::Duration timeout);
   static void OnDeliveryReport(rd_kafka_t* rk, const rd_kafka_message_t* m, void* opaque);
   static void OnLog(const rd_kafka_t* rk, int level, const char* fac, const char* buf);
@@ -77,6 +81,9 @@ class KafkaTransactions : public TransactionLog {
   std::string checkpoint_topic_;
   // Which records of the open transaction the broker is proven to hold.
   TransactionProof proof_;
+  // A request timed out since the transaction began (librdkafka then dropped
+  // that connection): a path to a broker went silent.
+  bool request_timed_out_ = false;
   rd_kafka_t* rk_ = nullptr;
   TopicHandles topics_;
 };

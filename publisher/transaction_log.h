@@ -11,6 +11,11 @@
 //   kInvalidArgument,    (Produce) this record is refused; the transaction is
 //   kPermissionDenied,   unharmed
 //   kNotFound
+//   kDeadlineExceeded    (Commit) its records were not delivered in time, or a
+//                        request to a broker timed out: recreate the producer
+//                        without aborting (an abort would wait on the same silent
+//                        paths; the new producer's init aborts the transaction),
+//                        rewind to the checkpoint
 //   anything else        the transaction failed: abort it, recreate the producer,
 //                        rewind to the checkpoint
 #ifndef PUBLISHER_TRANSACTION_LOG_H_

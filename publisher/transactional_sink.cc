@@ -97,9 +97,11 @@ void TransactionalSink::Commit() {
 
 void TransactionalSink::Fail(const absl::Status& why, bool abort) {
   absl::Status cause = why;
-  // A fenced producer can abort nothing; any other failure aborts what is open (on a
-  // real broker, the next instance's init would abort it anyway).
-  if (abort && !absl::IsAborted(cause) && policy_.open()) {
+  // A fenced producer can abort nothing, and one that could not deliver in time
+  // would wait as long again to abort (TransactionLog); any other failure aborts
+  // what is open. Either way the next producer's init aborts what is left open.
+  if (abort && !absl::IsAborted(cause) && !absl::IsDeadlineExceeded(cause) &&
+      policy_.open()) {
     absl::Status aborted = log_->Abort(options_.commit_timeout);
     if (absl::IsAborted(aborted)) cause = aborted;
   }
@@ -111,8 +113,9 @@ void TransactionalSink::Fail(const absl::Status& why, bool abort) {
     return;
   }
   failure_ = absl::AbortedError(absl::StrCat(
-      "the Kafka transaction failed and was aborted (", dropped,
-      " record(s) in it): ", cause.message(),
+      "the Kafka transaction failed (", dropped, " record(s) in it, ",
+      absl::IsDeadlineExceeded(cause) ? "left for the next producer to abort" : "aborted",
+      "): ", cause.message(),
       "; recreating the producer and rewinding to the last committed checkpoint"));
 }
 

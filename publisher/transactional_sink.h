@@ -27,6 +27,7 @@
 #include <optional>
 #include <vector>
 
+#include "absl/time/time.h"
 #include "publisher/checkpoint.h"
 #include "publisher/log.h"
 #include "publisher/metrics.h"
@@ -34,6 +35,12 @@
 #include "publisher/transaction_log.h"
 
 namespace publisher {
+
+// How much longer a commit waits than one Kafka request (RequestTimeout): the
+// request's retry on a new connection, after librdkafka's reconnect backoff (at
+// most 10 s by default). It stays below transaction.timeout.ms (60 s), after
+// which the broker aborts the transaction itself.
+inline constexpr absl::Duration kCommitTimeoutMargin = absl::Seconds(20);
 
 struct TransactionalSinkOptions {
   absl::Duration interval = absl::Milliseconds(100);  // --transaction-interval

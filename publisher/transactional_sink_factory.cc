@@ -91,6 +91,12 @@ absl::StatusOr<std::unique_ptr<Sink>> TransactionalSinkFactory::Create(bool firs
   options.interval = config_.transaction_interval;
   options.max_messages = config_.max_in_flight;
   options.max_bytes = config_.max_in_flight_bytes;
+  // Longer than one request's timeout: a request stalled on a silent connection
+  // then fails inside the commit's wait and is sent again on a fresh connection
+  // (after at most a reconnect backoff), and the commit succeeds. With equal
+  // timeouts the commit could give up first and abort, then wait as long again
+  // for the abort: 60 s for a black hole that costs 31 s (issue 17's test, once).
+  options.commit_timeout = RequestTimeout(config_) + kCommitTimeoutMargin;
   auto sink =
       std::make_unique<TransactionalSink>(std::move(*txn), *latest, options, log_);
   sink->set_metrics(metrics_);

@@ -235,6 +235,22 @@ TEST_F(TransactionalSinkTest, AFailedCommitAbortsAndAsksForARewind) {
   EXPECT_EQ(sink_->stats().aborted, 1u);
 }
 
+// A commit that could not deliver in time (a silent path to a broker) is not
+// aborted: the abort would wait on the same silent paths. The new producer's
+// init aborts the transaction.
+TEST_F(TransactionalSinkTest, ACommitThatTimedOutIsLeftForTheNextProducerToAbort) {
+  log_->commit_results = {absl::DeadlineExceededError("a request to a broker timed out")};
+  Produce("a", 0);
+  sink_->TransactionCommitted(Boundary(0x110));
+  clock_.Advance(absl::Seconds(1));
+  EXPECT_TRUE(Poll().empty());
+  EXPECT_EQ(sink_->failure().code(), absl::StatusCode::kAborted) << "recreate and rewind";
+  EXPECT_THAT(sink_->failure().message(), HasSubstr("timed out"));
+  EXPECT_THAT(log_->calls, ElementsAre("begin", "produce a", "commit 0/110 failed"));
+  EXPECT_FALSE(sink_->committed_checkpoint().has_value());
+  EXPECT_EQ(sink_->stats().aborted, 1u);
+}
+
 TEST_F(TransactionalSinkTest, CommitsAndAbortsAreCountedInMetrics) {
   Metrics metrics;
   sink_->set_metrics(&metrics);
