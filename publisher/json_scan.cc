@@ -183,11 +183,18 @@ JsonKind KindOf(char c) {
   }
 }
 
-// A key and its colon, the cursor at the key's opening quote.
-absl::Status KeyAndColon(Cursor& c) {
+// A key and its colon, the cursor at the key's opening quote. When `m` is given,
+// its key and key_escaped are set.
+absl::Status KeyAndColon(Cursor& c, JsonMember* m = nullptr) {
   if (c.peek() != '"') return c.Fault("expected a string key");
   bool escaped;
+  size_t start = c.at() + 1;
   if (absl::Status s = c.String(&escaped); !s.ok()) return s;
+  if (m != nullptr) {
+    m->key = c.Since(start);
+    m->key.remove_suffix(1);  // The closing quote.
+    m->key_escaped = escaped;
+  }
   c.SkipSpace();
   if (!c.Take(':')) return c.Fault("expected ':'");
   c.SkipSpace();
@@ -275,14 +282,8 @@ absl::Status ScanJsonObject(absl::string_view text,
   c.SkipSpace();
   if (!c.Take('}')) {
     while (true) {
-      if (c.peek() != '"') return c.Fault("expected a string key");
       JsonMember m;
-      size_t key_start = c.at() + 1;
-      if (absl::Status s = c.String(&m.key_escaped); !s.ok()) return s;
-      m.key = text.substr(key_start, c.at() - 1 - key_start);
-      c.SkipSpace();
-      if (!c.Take(':')) return c.Fault("expected ':'");
-      c.SkipSpace();
+      if (absl::Status s = KeyAndColon(c, &m); !s.ok()) return s;
       size_t value_start = c.at();
       m.kind = KindOf(c.peek());
       if (absl::Status s = SkipValue(c); !s.ok()) return s;
