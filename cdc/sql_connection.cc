@@ -19,6 +19,9 @@ namespace {
 // SQLSTATEs with a status code of their own.
 constexpr char kDuplicateObject[] = "42710";
 constexpr char kUndefinedTable[] = "42P01";
+// A transaction that lost a race with another; running it again may succeed.
+constexpr char kSerializationFailure[] = "40001";
+constexpr char kDeadlockDetected[] = "40P01";
 
 // Refusals that retrying will not cure: the operator must change something.
 bool IsPermanentConnectFailure(absl::string_view message) {
@@ -146,19 +149,23 @@ absl::StatusOr<PgResult> SqlConnection::Execute(const std::string& sql) {
   return last;
 }
 
+absl::Status SqlConnection::ResultStatus(const PGresult* r) const {
+  ExecStatusType st = PQresultStatus(r);
+  if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK) return absl::OkStatus();
+  std::string state = ResultSqlState(r);
+  std::string message = absl::StrCat(TrimmedPgMessage(PQresultErrorMessage(r)),
+                                     " (SQLSTATE ", state.empty() ? "none" : state, ")");
+  if (PQstatus(conn_) != CONNECTION_OK) return absl::UnavailableError(message);
+  if (state == kDuplicateObject) return absl::AlreadyExistsError(message);
+  if (state == kUndefinedTable) return absl::NotFoundError(message);
+  if (state == kSerializationFailure || state == kDeadlockDetected)
+    return absl::AbortedError(message);
+  return absl::FailedPreconditionError(message);
+}
+
 absl::StatusOr<SqlRows> SqlConnection::Query(const std::string& sql) {
   ASSIGN_OR_RETURN(PgResult r, Execute(sql));
-  ExecStatusType st = PQresultStatus(r.get());
-  if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK) {
-    std::string state = ResultSqlState(r.get());
-    std::string message =
-        absl::StrCat(TrimmedPgMessage(PQresultErrorMessage(r.get())), " (SQLSTATE ",
-                     state.empty() ? "none" : state, ")");
-    if (PQstatus(conn_) != CONNECTION_OK) return absl::UnavailableError(message);
-    if (state == kDuplicateObject) return absl::AlreadyExistsError(message);
-    if (state == kUndefinedTable) return absl::NotFoundError(message);
-    return absl::FailedPreconditionError(message);
-  }
+  RETURN_IF_ERROR(ResultStatus(r.get()));
   SqlRows rows(PQntuples(r.get()));
   for (int i = 0; i < PQntuples(r.get()); ++i) {
     for (int j = 0; j < PQnfields(r.get()); ++j) {

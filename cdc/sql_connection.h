@@ -6,7 +6,9 @@
 // Status codes: kUnavailable = the server cannot be reached or the connection
 // broke (retrying later may work); kFailedPrecondition = the server refused us or
 // the statement (authentication, privileges, a missing object); kAlreadyExists
-// and kNotFound for SQLSTATEs 42710 (duplicate object) and 42P01 (undefined table).
+// and kNotFound for SQLSTATEs 42710 (duplicate object) and 42P01 (undefined table);
+// kAborted for 40001 and 40P01 (a serialization failure or deadlock: run the
+// transaction again).
 #ifndef CDC_SQL_CONNECTION_H_
 #define CDC_SQL_CONNECTION_H_
 
@@ -67,6 +69,9 @@ class SqlConnection {
   // Sends `sql` and waits, within the answer timeout, for its last result (or the
   // first result that starts the copy protocol). Not null when OK.
   [[nodiscard]] absl::StatusOr<PgResult> Execute(const std::string& sql);
+  // OK for a result with rows or of a command; otherwise the error, with its code
+  // chosen as the overview says.
+  [[nodiscard]] absl::Status ResultStatus(const PGresult* result) const;
 
   // `identifier` as a quoted SQL identifier; `text` as a quoted SQL literal.
   std::string Quote(absl::string_view identifier);

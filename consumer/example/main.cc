@@ -1,0 +1,147 @@
+// outbox-paid-orders: the consumer kit's example service (paid_orders.h), wired to
+// PostgreSQL and Kafka. main only parses flags and wires parts together.
+//
+//   outbox-paid-orders --pg CONNINFO --brokers HOST:PORT
+//       [--group paid-orders] [--topic outbox.event.order[,...]]
+//       [--dead-letter-topic paid-orders.dead-letter]
+//       [--processed-table processed_messages] [--retention 168h]
+//       [--max-attempts 10] [--stats-interval 10s] [--log-format json|text]
+//       [-X librdkafka.property=value ...]
+//
+// SIGTERM or SIGINT stops it cleanly: offsets of applied events are committed and
+// the group rebalances at once.
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "consumer/example/paid_orders.h"
+#include "consumer/kafka_dead_letters.h"
+#include "consumer/kafka_source.h"
+#include "consumer/outbox_consumer.h"
+#include "consumer/pg_database.h"
+
+namespace {
+
+std::atomic<bool> stop{false};
+void OnSignal(int) { stop = true; }
+
+struct Flags {
+  std::string pg, brokers, group = "paid-orders", topics = "outbox.event.order",
+                           dead_letter_topic = "paid-orders.dead-letter",
+                           processed_table = "processed_messages", log_format = "json";
+  absl::Duration retention = absl::Hours(24 * 7);
+  absl::Duration stats_interval = absl::Seconds(10);
+  int max_attempts = 10;
+  std::vector<std::pair<std::string, std::string>> properties;
+};
+
+int Usage(const std::string& why) {
+  std::cerr << "outbox-paid-orders: " << why
+            << "\nusage: outbox-paid-orders --pg CONNINFO --brokers HOST:PORT [--group G]"
+               " [--topic T[,T...]] [--dead-letter-topic T] [--processed-table NAME]"
+               " [--retention DURATION] [--max-attempts N] [--stats-interval DURATION]"
+               " [--log-format json|text] [-X property=value ...]\n";
+  return 2;
+}
+
+// Parses argv into `f`; "" or why not.
+std::string Parse(int argc, char** argv, Flags& f) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (i + 1 >= argc) return "missing a value after " + a;
+    std::string v = argv[++i];
+    if (a == "--pg") {
+      f.pg = v;
+    } else if (a == "--brokers") {
+      f.brokers = v;
+    } else if (a == "--group") {
+      f.group = v;
+    } else if (a == "--topic") {
+      f.topics = v;
+    } else if (a == "--dead-letter-topic") {
+      f.dead_letter_topic = v;
+    } else if (a == "--processed-table") {
+      f.processed_table = v;
+    } else if (a == "--log-format") {
+      if (v != "json" && v != "text") return "--log-format is json or text";
+      f.log_format = v;
+    } else if (a == "--retention") {
+      if (!absl::ParseDuration(v, &f.retention)) return "bad --retention " + v;
+    } else if (a == "--stats-interval") {
+      if (!absl::ParseDuration(v, &f.stats_interval)) return "bad --stats-interval " + v;
+    } else if (a == "--max-attempts") {
+      if (!absl::SimpleAtoi(v, &f.max_attempts) || f.max_attempts < 1) {
+        return "bad --max-attempts " + v;
+      }
+    } else if (a == "-X") {
+      std::pair<std::string, std::string> kv = absl::StrSplit(v, absl::MaxSplits('=', 1));
+      if (kv.second.empty()) return "-X needs property=value, not " + v;
+      f.properties.push_back(kv);
+    } else {
+      return "unknown flag " + a;
+    }
+  }
+  if (f.pg.empty() || f.brokers.empty()) return "--pg and --brokers are required";
+  return "";
+}
+
+int Fail(publisher::Logger& log, const absl::Status& s, const char* what) {
+  log.Error(what, {{"error", std::string(s.message())}});
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Flags f;
+  if (std::string why = Parse(argc, argv, f); !why.empty()) return Usage(why);
+  publisher::Logger log(
+      f.log_format == "json" ? publisher::LogFormat::kJson : publisher::LogFormat::kText,
+      publisher::LogLevel::kInfo);
+  std::signal(SIGTERM, OnSignal);
+  std::signal(SIGINT, OnSignal);
+
+  auto db = consumer::PgDatabase::Connect(f.pg, "outbox-paid-orders");
+  if (!db.ok()) return Fail(log, db.status(), "cannot connect to PostgreSQL");
+  consumer::ProcessedTable table(f.processed_table);
+  if (absl::Status s = table.Create(**db); !s.ok()) {
+    return Fail(log, s, "cannot create the processed-messages table");
+  }
+  if (absl::Status s = paid_orders::CreateTables(**db); !s.ok()) {
+    return Fail(log, s, "cannot create the example's tables");
+  }
+  consumer::KafkaSourceOptions source_options;
+  source_options.brokers = f.brokers;
+  source_options.group = f.group;
+  source_options.topics = absl::StrSplit(f.topics, ',', absl::SkipEmpty());
+  source_options.properties = f.properties;
+  auto source = consumer::KafkaSource::Create(source_options, log);
+  if (!source.ok()) return Fail(log, source.status(), "cannot start the Kafka consumer");
+  auto dead_letters = consumer::KafkaDeadLetters::Create(f.brokers, f.dead_letter_topic);
+  if (!dead_letters.ok()) {
+    return Fail(log, dead_letters.status(), "cannot start the dead-letter producer");
+  }
+
+  consumer::ConsumerOptions options;
+  options.group = f.group;
+  options.retry.max_attempts = f.max_attempts;
+  options.retention = f.retention;
+  options.stats_interval = f.stats_interval;
+  consumer::OutboxConsumer c(**source, **db, table, **dead_letters, &paid_orders::Apply,
+                             options, log);
+  log.Info("consuming", {{"group", f.group},
+                         {"topics", f.topics},
+                         {"dead_letter_topic", f.dead_letter_topic},
+                         {"processed_table", f.processed_table}});
+  absl::Status s = c.Run(stop);
+  absl::Status closed = (*source)->Close();
+  const consumer::ConsumerStats& st = c.stats();
+  log.Info("stopped", {{"applied", st.applied},
+                       {"duplicates", st.duplicates},
+                       {"dead_lettered", st.dead_lettered}});
+  if (!s.ok()) return Fail(log, s, "the consumer failed");
+  if (!closed.ok()) return Fail(log, closed, "closing the Kafka consumer failed");
+  return 0;
+}

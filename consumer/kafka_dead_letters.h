@@ -1,0 +1,39 @@
+// KafkaDeadLetters: DeadLetterSink producing to one topic with an idempotent
+// producer (acks=all), each dead letter waited for until the broker stored it.
+// The librdkafka shell for dead letters. Dead letters are rare, so one round trip
+// each costs nothing that matters.
+#ifndef CONSUMER_KAFKA_DEAD_LETTERS_H_
+#define CONSUMER_KAFKA_DEAD_LETTERS_H_
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "consumer/dead_letters.h"
+
+typedef struct rd_kafka_s rd_kafka_t;
+
+namespace consumer {
+
+class KafkaDeadLetters : public DeadLetterSink {
+ public:
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<KafkaDeadLetters>> Create(
+      const std::string& brokers, std::string topic,
+      const std::vector<std::pair<std::string, std::string>>& properties = {});
+  ~KafkaDeadLetters() override;
+
+  // Waits up to message.timeout.ms (30 s) for the broker; kUnavailable when it
+  // did not store the dead letter.
+  absl::Status Send(const DeadLetter& d) override;
+
+ private:
+  explicit KafkaDeadLetters(std::string topic) : topic_(std::move(topic)) {}
+  std::string topic_;
+  rd_kafka_t* rk_ = nullptr;
+};
+
+}  // namespace consumer
+
+#endif  // CONSUMER_KAFKA_DEAD_LETTERS_H_

@@ -1,0 +1,254 @@
+// KafkaSource: librdkafka's consumer, its rebalance callback and offset store.
+#include "consumer/kafka_source.h"
+
+#include <librdkafka/rdkafka.h>
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace consumer {
+namespace {
+
+constexpr int kSeekTimeoutMs = 10000;
+constexpr int kCommittedTimeoutMs = 10000;
+
+// A partition list of one, freed when it goes out of scope.
+struct OnePartition {
+  OnePartition(const TopicPartition& tp, int64_t offset = RD_KAFKA_OFFSET_INVALID)
+      : list(rd_kafka_topic_partition_list_new(1)) {
+    rd_kafka_topic_partition_list_add(list, tp.topic.c_str(), tp.partition)->offset =
+        offset;
+  }
+  ~OnePartition() { rd_kafka_topic_partition_list_destroy(list); }
+  // The first error: the call's, else the partition's.
+  absl::Status Status(rd_kafka_resp_err_t call, absl::string_view what) const {
+    rd_kafka_resp_err_t err = call ? call : list->elems[0].err;
+    if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return absl::OkStatus();
+    return absl::FailedPreconditionError(absl::StrCat(what, " ", list->elems[0].topic,
+                                                      "[", list->elems[0].partition,
+                                                      "]: ", rd_kafka_err2str(err)));
+  }
+  rd_kafka_topic_partition_list_t* list;
+};
+
+std::vector<TopicPartition> Partitions(const rd_kafka_topic_partition_list_t* list) {
+  std::vector<TopicPartition> out;
+  for (int i = 0; i < list->cnt; ++i) {
+    out.push_back({list->elems[i].topic, list->elems[i].partition});
+  }
+  return out;
+}
+
+}  // namespace
+
+struct KafkaSourceCallbacks {
+  static void OnRebalance(rd_kafka_t*, rd_kafka_resp_err_t err,
+                          rd_kafka_topic_partition_list_t* partitions, void* opaque) {
+    static_cast<KafkaSource*>(opaque)->Rebalance(err, partitions);
+  }
+  static void OnError(rd_kafka_t* rk, int err, const char* reason, void* opaque) {
+    static_cast<KafkaSource*>(opaque)->log_.Warn(
+        "Kafka consumer error",
+        {{"error", rd_kafka_err2name(static_cast<rd_kafka_resp_err_t>(err))},
+         {"reason", reason},
+         {"fatal", err == RD_KAFKA_RESP_ERR__FATAL}});
+    (void)rk;
+  }
+};
+
+absl::StatusOr<std::unique_ptr<KafkaSource>> KafkaSource::Create(
+    const KafkaSourceOptions& options, publisher::Logger& log) {
+  std::unique_ptr<KafkaSource> s(new KafkaSource(log));
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  char err[512];
+  std::vector<std::pair<std::string, std::string>> properties = {
+      {"bootstrap.servers", options.brokers},
+      {"group.id", options.group},
+      {"client.id", "outbox-consumer"},
+      // Only what Done() stored is committed: never an offset whose effect has not
+      // committed in the database.
+      {"enable.auto.commit", "true"},
+      {"enable.auto.offset.store", "false"},
+      {"auto.commit.interval.ms", "1000"},
+      // A new group starts at the beginning: no event is skipped.
+      {"auto.offset.reset", "earliest"},
+      {"isolation.level", "read_committed"},
+  };
+  properties.insert(properties.end(), options.properties.begin(),
+                    options.properties.end());
+  for (const auto& [k, v] : properties) {
+    if (rd_kafka_conf_set(conf, k.c_str(), v.c_str(), err, sizeof(err)) !=
+        RD_KAFKA_CONF_OK) {
+      rd_kafka_conf_destroy(conf);
+      return absl::InvalidArgumentError(
+          absl::StrCat("Kafka consumer property ", k, ": ", err));
+    }
+  }
+  rd_kafka_conf_set_opaque(conf, s.get());
+  rd_kafka_conf_set_rebalance_cb(conf, &KafkaSourceCallbacks::OnRebalance);
+  rd_kafka_conf_set_error_cb(conf, &KafkaSourceCallbacks::OnError);
+  s->rk_ = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
+  if (s->rk_ == nullptr) {
+    rd_kafka_conf_destroy(conf);
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot create the Kafka consumer: ", err));
+  }
+  rd_kafka_poll_set_consumer(s->rk_);
+  rd_kafka_topic_partition_list_t* topics =
+      rd_kafka_topic_partition_list_new(static_cast<int>(options.topics.size()));
+  for (const std::string& t : options.topics) {
+    rd_kafka_topic_partition_list_add(topics, t.c_str(), RD_KAFKA_PARTITION_UA);
+  }
+  rd_kafka_resp_err_t e = rd_kafka_subscribe(s->rk_, topics);
+  rd_kafka_topic_partition_list_destroy(topics);
+  if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot subscribe to the topics: ", rd_kafka_err2str(e)));
+  }
+  return s;
+}
+
+KafkaSource::~KafkaSource() {
+  if (rk_ == nullptr) return;
+  Close().IgnoreError();
+  rd_kafka_destroy(rk_);
+}
+
+absl::Status KafkaSource::Close() {
+  if (closed_) return absl::OkStatus();
+  closed_ = true;
+  rd_kafka_resp_err_t e = rd_kafka_consumer_close(rk_);
+  if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return absl::UnavailableError(
+        absl::StrCat("closing the Kafka consumer: ", rd_kafka_err2str(e)));
+  }
+  return absl::OkStatus();
+}
+
+void KafkaSource::Rebalance(int err, rd_kafka_topic_partition_list_t* partitions) {
+  bool cooperative = std::strcmp(rd_kafka_rebalance_protocol(rk_), "COOPERATIVE") == 0;
+  if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+    log_.Info("partitions assigned", {{"count", static_cast<int64_t>(partitions->cnt)}});
+    if (cooperative) {
+      if (rd_kafka_error_t* e = rd_kafka_incremental_assign(rk_, partitions)) {
+        log_.Error("cannot take the assigned partitions",
+                   {{"error", rd_kafka_error_string(e)}});
+        rd_kafka_error_destroy(e);
+      }
+    } else {
+      rd_kafka_assign(rk_, partitions);
+    }
+    return;
+  }
+  // Revoked (or lost): forget held records first, then commit what is done, so
+  // that the next owner starts right after it.
+  if (on_revoke_) on_revoke_(Partitions(partitions));
+  log_.Info("partitions revoked", {{"count", static_cast<int64_t>(partitions->cnt)}});
+  if (!rd_kafka_assignment_lost(rk_)) {
+    rd_kafka_resp_err_t e = rd_kafka_commit(rk_, nullptr, /*async=*/0);
+    if (e != RD_KAFKA_RESP_ERR_NO_ERROR && e != RD_KAFKA_RESP_ERR__NO_OFFSET) {
+      log_.Warn(
+          "cannot commit offsets before the rebalance (the next owner re-reads "
+          "and skips some records)",
+          {{"error", rd_kafka_err2str(e)}});
+    }
+  }
+  if (cooperative) {
+    if (rd_kafka_error_t* e = rd_kafka_incremental_unassign(rk_, partitions)) {
+      rd_kafka_error_destroy(e);
+    }
+  } else {
+    rd_kafka_assign(rk_, nullptr);
+  }
+}
+
+absl::StatusOr<std::optional<InboundRecord>> KafkaSource::Poll(absl::Duration timeout) {
+  rd_kafka_message_t* m =
+      rd_kafka_consumer_poll(rk_, static_cast<int>(absl::ToInt64Milliseconds(timeout)));
+  if (m == nullptr) return std::nullopt;
+  if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    std::string what = rd_kafka_message_errstr(m);
+    rd_kafka_resp_err_t err = m->err;
+    rd_kafka_message_destroy(m);
+    if (err == RD_KAFKA_RESP_ERR__FATAL) {
+      char reason[512];
+      rd_kafka_fatal_error(rk_, reason, sizeof(reason));
+      return absl::InternalError(absl::StrCat("the Kafka consumer failed: ", reason));
+    }
+    if (err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+      log_.Warn("Kafka consumer error", {{"error", what}});
+    }
+    return std::nullopt;
+  }
+  InboundRecord r;
+  r.source = {rd_kafka_topic_name(m->rkt), m->partition};
+  r.offset = m->offset;
+  if (m->key != nullptr) r.key.assign(static_cast<const char*>(m->key), m->key_len);
+  if (m->payload != nullptr) {
+    r.value.assign(static_cast<const char*>(m->payload), m->len);
+  }
+  rd_kafka_headers_t* headers = nullptr;
+  if (rd_kafka_message_headers(m, &headers) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    const char* name;
+    const void* value;
+    size_t size;
+    for (size_t i = 0; rd_kafka_header_get_all(headers, i, &name, &value, &size) ==
+                       RD_KAFKA_RESP_ERR_NO_ERROR;
+         ++i) {
+      r.headers.emplace_back(
+          name,
+          value == nullptr ? "" : std::string(static_cast<const char*>(value), size));
+    }
+  }
+  rd_kafka_message_destroy(m);
+  return r;
+}
+
+absl::Status KafkaSource::Pause(const TopicPartition& tp) {
+  OnePartition p(tp);
+  return p.Status(rd_kafka_pause_partitions(rk_, p.list), "pausing");
+}
+
+absl::Status KafkaSource::ResumeFrom(const TopicPartition& tp, int64_t offset) {
+  // Seek first, waiting for the fetcher: nothing fetched before the pause may
+  // come through after it.
+  OnePartition p(tp, offset);
+  if (rd_kafka_error_t* e = rd_kafka_seek_partitions(rk_, p.list, kSeekTimeoutMs)) {
+    absl::Status s = absl::FailedPreconditionError(absl::StrCat(
+        "seeking ", tp.topic, "[", tp.partition, "]: ", rd_kafka_error_string(e)));
+    rd_kafka_error_destroy(e);
+    return s;
+  }
+  if (absl::Status s = p.Status(RD_KAFKA_RESP_ERR_NO_ERROR, "seeking"); !s.ok()) return s;
+  return p.Status(rd_kafka_resume_partitions(rk_, p.list), "resuming");
+}
+
+absl::Status KafkaSource::Done(const TopicPartition& tp, int64_t offset) {
+  OnePartition p(tp, offset + 1);
+  return p.Status(rd_kafka_offsets_store(rk_, p.list), "storing the offset of");
+}
+
+absl::StatusOr<std::vector<std::pair<TopicPartition, int64_t>>> KafkaSource::Committed() {
+  rd_kafka_topic_partition_list_t* list = nullptr;
+  rd_kafka_resp_err_t e = rd_kafka_assignment(rk_, &list);
+  if (e == RD_KAFKA_RESP_ERR_NO_ERROR)
+    e = rd_kafka_committed(rk_, list, kCommittedTimeoutMs);
+  std::vector<std::pair<TopicPartition, int64_t>> out;
+  if (e == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    for (int i = 0; i < list->cnt; ++i) {
+      const rd_kafka_topic_partition_t& p = list->elems[i];
+      out.push_back(
+          {{p.topic, p.partition},
+           p.err == RD_KAFKA_RESP_ERR_NO_ERROR && p.offset >= 0 ? p.offset : -1});
+    }
+  }
+  if (list != nullptr) rd_kafka_topic_partition_list_destroy(list);
+  if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return absl::UnavailableError(
+        absl::StrCat("reading the committed offsets: ", rd_kafka_err2str(e)));
+  }
+  return out;
+}
+
+}  // namespace consumer

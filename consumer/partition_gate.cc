@@ -1,0 +1,67 @@
+// PartitionGate: one held record and its backoff per partition.
+#include "consumer/partition_gate.h"
+
+#include <utility>
+
+namespace consumer {
+
+PartitionGate::Entry& PartitionGate::Place(InboundRecord r,
+                                           absl::Duration initial_backoff,
+                                           absl::Duration max_backoff) {
+  TopicPartition tp = r.source;
+  auto it = held_.find(tp);
+  if (it == held_.end() || it->second.held.record.offset != r.offset) {
+    // A new record, or another one after a rebalance: its own backoff.
+    held_.erase(tp);
+    it = held_
+             .emplace(tp, Entry{HeldRecord{},
+                                publisher::Backoff(initial_backoff, max_backoff)})
+             .first;
+  }
+  it->second.held.record = std::move(r);
+  return it->second;
+}
+
+void PartitionGate::Hold(InboundRecord r, const absl::Status& error, absl::Time now,
+                         absl::Duration initial_backoff, absl::Duration max_backoff) {
+  Entry& e = Place(std::move(r), initial_backoff, max_backoff);
+  ++e.held.attempts;
+  e.held.last_error = error;
+  e.held.due = now + e.backoff.Next();
+}
+
+void PartitionGate::HoldUncounted(InboundRecord r, const absl::Status& error,
+                                  absl::Time now, absl::Duration initial_backoff,
+                                  absl::Duration max_backoff) {
+  Entry& e = Place(std::move(r), initial_backoff, max_backoff);
+  e.held.last_error = error;
+  e.held.due = now + e.backoff.Next();
+}
+
+const HeldRecord* PartitionGate::Due(absl::Time now) const {
+  const HeldRecord* first = nullptr;
+  for (const auto& [tp, e] : held_) {
+    if (e.held.due <= now && (first == nullptr || e.held.due < first->due)) {
+      first = &e.held;
+    }
+  }
+  return first;
+}
+
+absl::Time PartitionGate::next_due() const {
+  absl::Time next = absl::InfiniteFuture();
+  for (const auto& [tp, e] : held_) next = std::min(next, e.held.due);
+  return next;
+}
+
+int PartitionGate::attempts(const TopicPartition& tp, int64_t offset) const {
+  auto it = held_.find(tp);
+  if (it == held_.end() || it->second.held.record.offset != offset) return 0;
+  return it->second.held.attempts;
+}
+
+void PartitionGate::Forget(const std::vector<TopicPartition>& revoked) {
+  for (const TopicPartition& tp : revoked) held_.erase(tp);
+}
+
+}  // namespace consumer
