@@ -34,6 +34,10 @@ absl::Status PgDatabase::EnsureConnected() {
   }
   conn_ = std::move(*c);
   conn_->set_answer_timeout(kAnswerTimeout);
+  // NOTICEs ("relation ... already exists, skipping") are not the service's
+  // business: libpq would print them on stderr.
+  PQsetNoticeProcessor(
+      conn_->raw(), [](void*, const char*) {}, nullptr);
   return absl::OkStatus();
 }
 

@@ -37,8 +37,8 @@ class ProcessedTableTest : public ::testing::Test {
   }
 
   static absl::Status Effect(const Event& e, Transaction& tx) {
-    return tx.Command(
-        absl::StrCat("INSERT INTO app.effects VALUES (", tx.Literal(e.envelope.id()), ")"));
+    return tx.Command(absl::StrCat("INSERT INTO app.effects VALUES (",
+                                   tx.Literal(e.envelope.id()), ")"));
   }
 
   std::unique_ptr<PgCluster> cluster_;
@@ -50,7 +50,8 @@ TEST_F(ProcessedTableTest, AppliesAnIdOnceAndRollsBackAFailedEffectWithItsClaim)
   InboundRecord r = EnvelopeRecord("t", 2, 40, "id-'1");  // A quote, to be escaped.
   outbox::v1::Envelope e;
   ASSERT_TRUE(e.ParseFromString(r.value));
-  EXPECT_EQ(ValueOrDie(ApplyOnce(*db_, table_, Event{e, r}, &Effect)), ApplyResult::kApplied);
+  EXPECT_EQ(ValueOrDie(ApplyOnce(*db_, table_, Event{e, r}, &Effect)),
+            ApplyResult::kApplied);
   EXPECT_EQ(ValueOrDie(ApplyOnce(*db_, table_, Event{e, r}, &Effect)),
             ApplyResult::kDuplicate);
   EXPECT_EQ(Count("SELECT count(*) FROM app.effects"), 1);
@@ -105,9 +106,7 @@ TEST_F(ProcessedTableTest, TwoConsumersRacingOnOneIdApplyItOnce) {
         });
         // The racer's claim blocks on this transaction's row lock until it commits.
         EXPECT_TRUE(testing_harness::WaitFor(
-            [&] {
-              return Count("SELECT count(*) FROM pg_locks WHERE NOT granted") > 0;
-            },
+            [&] { return Count("SELECT count(*) FROM pg_locks WHERE NOT granted") > 0; },
             absl::Seconds(30)));
         return Effect(ev, tx);
       });
@@ -121,13 +120,16 @@ TEST_F(ProcessedTableTest, PrunesOnlyOldIdsBelowTheCommittedOffset) {
   // Offsets 0..9 of partition 0 and 0..4 of partition 1, processed 10 days ago;
   // offset 10 of partition 0 processed now.
   for (int i = 0; i < 10; ++i) {
-    ASSERT_TRUE(table_.Claim(*db_, absl::StrCat("a", i), EnvelopeRecord("t", 0, i, "")).ok());
+    ASSERT_TRUE(
+        table_.Claim(*db_, absl::StrCat("a", i), EnvelopeRecord("t", 0, i, "")).ok());
   }
   for (int i = 0; i < 5; ++i) {
-    ASSERT_TRUE(table_.Claim(*db_, absl::StrCat("b", i), EnvelopeRecord("t", 1, i, "")).ok());
+    ASSERT_TRUE(
+        table_.Claim(*db_, absl::StrCat("b", i), EnvelopeRecord("t", 1, i, "")).ok());
   }
-  ASSERT_TRUE(db_->Command("UPDATE app.processed SET processed_at = now() - interval '10 days'")
-                  .ok());
+  ASSERT_TRUE(
+      db_->Command("UPDATE app.processed SET processed_at = now() - interval '10 days'")
+          .ok());
   ASSERT_TRUE(table_.Claim(*db_, "a10", EnvelopeRecord("t", 0, 10, "")).ok());
 
   // Committed offset 6: offsets 6.. may be read again after a crash, however old.
@@ -145,7 +147,8 @@ TEST_F(ProcessedTableTest, PrunesOnlyOldIdsBelowTheCommittedOffset) {
 TEST_F(ProcessedTableTest, ALostConnectionIsReportedAndMadeAgain) {
   ASSERT_TRUE(db_->Begin().ok());
   std::string pid = *ValueOrDie(db_->Query("SELECT pg_backend_pid()")).at(0).at(0);
-  ASSERT_TRUE(cluster_->Exec(absl::StrCat("SELECT pg_terminate_backend(", pid, ")")).ok());
+  ASSERT_TRUE(
+      cluster_->Exec(absl::StrCat("SELECT pg_terminate_backend(", pid, ")")).ok());
   absl::Status s = db_->Query("SELECT 1").status();
   EXPECT_TRUE(absl::IsUnavailable(s)) << s;
   EXPECT_TRUE(db_->lost_connection());

@@ -1,0 +1,431 @@
+// The consumer kit end to end on a real Apache Kafka broker (issue 20): the
+// publisher and the example service (outbox-paid-orders) as processes, killed on
+// purpose. Each proof counts effects in the database: every committed OrderPaid
+// event applied exactly once (payment_log, order_payments), none applied that was
+// not committed, and per order in commit order.
+#include <librdkafka/rdkafka.h>
+#include <signal.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <map>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "tests/harness/kafka_cluster.h"
+#include "tests/publisher/publisher_fixture.h"
+
+namespace consumer {
+namespace {
+
+using publisher::PublisherTest;
+using testing_harness::KafkaCluster;
+using testing_harness::Process;
+using testing_harness::ValueOrDie;
+using testing_harness::WaitFor;
+
+KafkaCluster* cluster = nullptr;  // Shared by every test (its JVM starts slowly).
+
+class KafkaEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    owned_ = ValueOrDie(KafkaCluster::Start(1));
+    cluster = owned_.get();
+  }
+  void TearDown() override {
+    cluster = nullptr;
+    owned_.reset();
+  }
+
+ private:
+  std::unique_ptr<KafkaCluster> owned_;
+};
+
+const auto* const kEnvironment =
+    ::testing::AddGlobalTestEnvironment(new KafkaEnvironment);
+
+constexpr int kPartitions = 4;
+constexpr int kOrders = 16;
+
+class ConsumerKafkaTest : public PublisherTest {
+ protected:
+  void SetUpBroker() override {
+    ASSERT_NE(cluster, nullptr);
+    static int test_number = 0;
+    prefix_ = absl::StrCat("ck", ++test_number);
+    topic_ = absl::StrCat(prefix_, ".order");
+    brokers_ = cluster->bootstrap();
+    topics_ = {topic_};
+    broker_flags_ = {"--topic", absl::StrCat(prefix_, ".{aggregate_type}"), "--table",
+                     "outbox"};
+    ASSERT_TRUE(cluster->CreateTopic(topic_, kPartitions, 1).ok());
+    ASSERT_TRUE(cluster->CreateTopic(DeadLetterTopic(), 1, 1).ok());
+  }
+
+  void TearDown() override {
+    if (HasFailure()) {
+      for (auto& [name, c] : consumers_) {
+        if (c) std::cerr << "--- consumer " << name << " log ---\n" << c->Log() << "\n";
+      }
+    }
+    consumers_.clear();
+    PublisherTest::TearDown();
+  }
+
+  std::string DeadLetterTopic() const { return absl::StrCat(prefix_, ".dead-letter"); }
+  std::string Group() const { return absl::StrCat(prefix_, ".paid-orders"); }
+
+  std::unique_ptr<Process> Publisher() {
+    log_path_ = absl::StrCat(cluster_->dir(), "/publisher-", ++started_, ".log");
+    return StartPublisher();
+  }
+
+  // Starts (or restarts) consumer `name` of the example service.
+  void StartConsumer(const std::string& name, std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv = {testing_harness::BuildPath("outbox-paid-orders"),
+                                     "--pg",
+                                     cluster_->conninfo(),
+                                     "--brokers",
+                                     brokers_,
+                                     "--group",
+                                     Group(),
+                                     "--topic",
+                                     topic_,
+                                     "--dead-letter-topic",
+                                     DeadLetterTopic(),
+                                     "--stats-interval",
+                                     "1s",
+                                     "-X",
+                                     "session.timeout.ms=6000",
+                                     "-X",
+                                     "heartbeat.interval.ms=500"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    consumers_[name] =
+        ValueOrDie(Process::Start(argv, absl::StrCat(cluster_->dir(), "/consumer-", name,
+                                                     "-", ++started_, ".log")));
+    EXPECT_TRUE(WaitFor(
+        [&] {
+          return consumers_[name]->Log().find("\"msg\":\"consuming\"") !=
+                     std::string::npos ||
+                 !consumers_[name]->running();
+        },
+        absl::Seconds(30)));
+    ASSERT_TRUE(consumers_[name]->running()) << consumers_[name]->Log();
+  }
+
+  void Kill(const std::string& name) {
+    consumers_[name]->Signal(SIGKILL);
+    consumers_[name]->Wait(absl::Seconds(10));
+  }
+
+  // Commits `transactions` transactions of 1 to 5 OrderPaid events over kOrders
+  // orders; "n" numbers each order's events in commit order.
+  void Write(int transactions, testing_harness::PgSession* session = nullptr) {
+    if (session == nullptr) session = sql_.get();
+    for (int t = 0; t < transactions; ++t) {
+      std::string values;
+      int rows = 1 + (written_transactions_++ * 7) % 5;
+      for (int r = 0; r < rows; ++r) {
+        std::string order = absl::StrCat("o", (written_transactions_ + r) % kOrders);
+        absl::StrAppend(&values, values.empty() ? "" : ",", "('order','", order,
+                        "','OrderPaid',jsonb_build_object('order','", order,
+                        "','amount',1.25,'n',", next_[order]++, "))");
+      }
+      ASSERT_TRUE(session
+                      ->Exec(absl::StrCat("INSERT INTO outbox (aggregate_type, "
+                                          "aggregate_id, event_type, payload) VALUES ",
+                                          values))
+                      .ok());
+    }
+  }
+
+  // Writes from a thread of its own until destroyed.
+  class BackgroundWriter {
+   public:
+    explicit BackgroundWriter(ConsumerKafkaTest* test)
+        : session_(ValueOrDie(test->cluster_->Connect())) {
+      thread_ = std::thread([this, test] {
+        while (!stop_) {
+          test->Write(1, session_.get());
+          std::this_thread::sleep_for(std::chrono::milliseconds(2));  // Pacing only.
+        }
+      });
+    }
+    ~BackgroundWriter() {
+      stop_ = true;
+      thread_.join();
+    }
+
+   private:
+    std::unique_ptr<testing_harness::PgSession> session_;
+    std::atomic<bool> stop_{false};
+    std::thread thread_;
+  };
+
+  int64_t Count(const std::string& sql) {
+    absl::StatusOr<std::string> v = sql_->Value(sql);
+    return v.ok() ? std::stoll(*v) : -1;
+  }
+  int64_t Committed() { return Count("SELECT count(*) FROM outbox"); }
+  int64_t Applied() {
+    // The example creates its tables when it starts.
+    return Count(
+        "SELECT CASE WHEN to_regclass('payment_log') IS NULL THEN 0 ELSE "
+        "(SELECT count(DISTINCT event_id) FROM payment_log) END");
+  }
+  int64_t Applications() {
+    return Count(
+        "SELECT CASE WHEN to_regclass('payment_log') IS NULL THEN 0 ELSE "
+        "(SELECT count(*) FROM payment_log) END");
+  }
+
+  // Waits until every committed event was applied, then checks the effects.
+  void ExpectEveryEventAppliedOnce() {
+    int64_t committed = Committed();
+    EXPECT_TRUE(WaitFor([&] { return Applied() >= committed; }, absl::Seconds(180)))
+        << Applied() << " of " << committed << " events applied";
+    // Give a straggling duplicate time to show: everything is committed in Kafka
+    // by now, so wait until each consumer's group offsets reach the end.
+    EXPECT_TRUE(
+        WaitFor([&] { return CommittedOffsetsReachTheEnd(); }, absl::Seconds(60)));
+    EXPECT_EQ(Applications(), committed) << "an event was applied more than once";
+    EXPECT_EQ(Count("SELECT count(*) FROM payment_log p WHERE NOT EXISTS "
+                    "(SELECT 1 FROM outbox o WHERE o.id::text = p.event_id)"),
+              0)
+        << "an effect of an event that was never committed";
+    EXPECT_EQ(Count("SELECT coalesce(sum(payments), 0) FROM order_payments"), committed);
+    EXPECT_EQ(Count("SELECT count(*) FROM (SELECT (o.payload->>'n')::int AS n,"
+                    " lag((o.payload->>'n')::int) OVER (PARTITION BY p.order_id"
+                    " ORDER BY p.seq) AS prev FROM payment_log p JOIN outbox o"
+                    " ON o.id::text = p.event_id) AS x WHERE n < prev"),
+              0)
+        << "an order's events applied out of order";
+  }
+
+  // The group's committed offset of each partition (-1: none), asked of the group
+  // coordinator without joining the group.
+  std::map<int32_t, int64_t> GroupOffsets() {
+    char err[512];
+    rd_kafka_conf_t* conf = rd_kafka_conf_new();
+    rd_kafka_conf_set(conf, "bootstrap.servers", brokers_.c_str(), err, sizeof(err));
+    rd_kafka_conf_set(conf, "group.id", Group().c_str(), err, sizeof(err));
+    rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
+    rd_kafka_topic_partition_list_t* list =
+        rd_kafka_topic_partition_list_new(kPartitions);
+    for (int p = 0; p < kPartitions; ++p) {
+      rd_kafka_topic_partition_list_add(list, topic_.c_str(), p);
+    }
+    std::map<int32_t, int64_t> out;
+    if (rd_kafka_committed(rk, list, 10000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      for (int i = 0; i < list->cnt; ++i) {
+        out[list->elems[i].partition] =
+            list->elems[i].offset >= 0 ? list->elems[i].offset : -1;
+      }
+    }
+    rd_kafka_topic_partition_list_destroy(list);
+    rd_kafka_destroy(rk);
+    return out;
+  }
+
+  // The end of each partition (the high watermark).
+  std::map<int32_t, int64_t> EndOffsets() {
+    char err[512];
+    rd_kafka_conf_t* conf = rd_kafka_conf_new();
+    rd_kafka_conf_set(conf, "bootstrap.servers", brokers_.c_str(), err, sizeof(err));
+    rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
+    std::map<int32_t, int64_t> out;
+    for (int p = 0; p < kPartitions; ++p) {
+      int64_t low = 0, high = 0;
+      if (rd_kafka_query_watermark_offsets(rk, topic_.c_str(), p, &low, &high, 10000) ==
+          RD_KAFKA_RESP_ERR_NO_ERROR) {
+        out[p] = high;
+      }
+    }
+    rd_kafka_destroy(rk);
+    return out;
+  }
+
+  bool CommittedOffsetsReachTheEnd() {
+    std::map<int32_t, int64_t> end = EndOffsets(), committed = GroupOffsets();
+    if (end.size() != kPartitions || committed.size() != kPartitions) return false;
+    for (int p = 0; p < kPartitions; ++p) {
+      if (committed[p] < end[p]) return false;
+    }
+    return true;
+  }
+
+  // Records in the topic, and how many carry an id seen before in it.
+  std::pair<size_t, size_t> TopicRecordsAndDuplicates() {
+    auto c = PublisherTest::StartConsumer();
+    size_t distinct = 0;
+    WaitFor(
+        [&] {
+          distinct = DistinctIds(*c, static_cast<size_t>(Committed())).size();
+          return distinct >= static_cast<size_t>(Committed());
+        },
+        absl::Seconds(60));
+    size_t records = c->Count();
+    return {records, records - distinct};
+  }
+
+  std::string prefix_, topic_;
+  int started_ = 0;
+  int written_transactions_ = 0;
+  std::map<std::string, int> next_;
+  std::map<std::string, std::unique_ptr<Process>> consumers_;
+};
+
+TEST_F(ConsumerKafkaTest, DuplicatesFromPublisherRewindsAreAppliedOnce) {
+  publisher_ = Publisher();
+  StartConsumer("a");
+  {
+    BackgroundWriter writer(this);
+    // kill -9 mid-stream: the publisher rewinds to its last confirmed LSN and
+    // publishes again what the broker had already stored.
+    for (int kill = 0; kill < 4; ++kill) {
+      int64_t before = Applied();
+      ASSERT_TRUE(WaitFor([&] { return Applied() > before + 200; }, absl::Seconds(60)));
+      publisher_->Signal(SIGKILL);
+      publisher_->Wait(absl::Seconds(10));
+      publisher_ = Publisher();
+    }
+  }
+  ExpectEveryEventAppliedOnce();
+  auto [records, duplicates] = TopicRecordsAndDuplicates();
+  EXPECT_GT(duplicates, 0u) << "the publisher's kills produced no duplicate to skip";
+  std::cerr << "records " << records << ", duplicates " << duplicates << ", events "
+            << Committed() << "\n";
+}
+
+TEST_F(ConsumerKafkaTest, AConsumerKilledBeforeItsOffsetCommitReReadsAndSkips) {
+  publisher_ = Publisher();
+  // Offsets are committed only once an hour, so every applied event is between
+  // its database commit and its offset commit when the consumer dies.
+  StartConsumer("a", {"-X", "auto.commit.interval.ms=3600000"});
+  Write(300);
+  int64_t committed = Committed();
+  ASSERT_TRUE(WaitFor([&] { return Applied() >= committed; }, absl::Seconds(120)));
+  Kill("a");
+  std::map<int32_t, int64_t> offsets = GroupOffsets();
+  for (const auto& [p, offset] : offsets) EXPECT_EQ(offset, -1) << "partition " << p;
+
+  StartConsumer("a");
+  ASSERT_TRUE(WaitFor([&] { return CommittedOffsetsReachTheEnd(); }, absl::Seconds(120)));
+  // Everything was read again, and skipped.
+  EXPECT_EQ(Applications(), committed);
+  consumers_["a"]->Signal(SIGTERM);
+  ASSERT_EQ(consumers_["a"]->Wait(absl::Seconds(30)), 0) << consumers_["a"]->Log();
+  EXPECT_THAT(consumers_["a"]->Log(), testing::HasSubstr(absl::StrCat(
+                                          "\"applied\":0,\"duplicates\":", committed)));
+  ExpectEveryEventAppliedOnce();
+}
+
+TEST_F(ConsumerKafkaTest, TwoConsumersThroughRebalancesApplyOnceInOrder) {
+  publisher_ = Publisher();
+  StartConsumer("a");
+  {
+    BackgroundWriter writer(this);
+    ASSERT_TRUE(WaitFor([&] { return Applied() > 300; }, absl::Seconds(60)));
+    StartConsumer("b");  // A rebalance: the partitions are shared.
+    ASSERT_TRUE(WaitFor(
+        [&] {
+          return consumers_["b"]->Log().find(
+                     "\"msg\":\"partitions assigned\",\"count\":0") ==
+                     std::string::npos &&
+                 consumers_["b"]->Log().find("\"msg\":\"partitions assigned\"") !=
+                     std::string::npos;
+        },
+        absl::Seconds(60)))
+        << consumers_["b"]->Log();
+    int64_t before = Applied();
+    ASSERT_TRUE(WaitFor([&] { return Applied() > before + 300; }, absl::Seconds(60)));
+    Kill("a");  // Another, once its session times out: b takes everything.
+    before = Applied();
+    ASSERT_TRUE(WaitFor([&] { return Applied() > before + 300; }, absl::Seconds(60)));
+    StartConsumer("a");  // And back.
+    before = Applied();
+    ASSERT_TRUE(WaitFor([&] { return Applied() > before + 300; }, absl::Seconds(60)));
+  }
+  ExpectEveryEventAppliedOnce();
+}
+
+TEST_F(ConsumerKafkaTest, APoisonEventIsDeadLetteredAndTheRestFlow) {
+  publisher_ = Publisher();
+  StartConsumer("a");
+  Write(20);
+  ASSERT_TRUE(sql_->Exec("INSERT INTO outbox (aggregate_type, aggregate_id, event_type, "
+                         "payload) VALUES ('order','o1','OrderPaid',"
+                         "'{\"order\":\"o1\",\"amount\":\"lots\"}')")
+                  .ok());
+  std::string poison = ValueOrDie(
+      sql_->Value("SELECT id::text FROM outbox WHERE payload->>'amount' = 'lots'"));
+  Write(20);
+  int64_t good = Committed() - 1;
+  ASSERT_TRUE(WaitFor([&] { return Applied() >= good; }, absl::Seconds(120)));
+  auto dlq = ValueOrDie(testing_harness::Consumer::Start(brokers_, {DeadLetterTopic()}));
+  ASSERT_TRUE(WaitFor([&] { return dlq->Count() >= 1; }, absl::Seconds(60)));
+  auto dead = dlq->Records();
+  ASSERT_EQ(dead.size(), 1u);
+  EXPECT_EQ(Header(dead[0], "id"), poison);
+  EXPECT_EQ(Header(dead[0], "dlq.reason"), "permanent error");
+  EXPECT_THAT(Header(dead[0], "dlq.error"), testing::HasSubstr("numeric"));
+  EXPECT_EQ(Header(dead[0], "dlq.source.topic"), topic_);
+  EXPECT_EQ(Header(dead[0], "dlq.consumer.group"), Group());
+  ASSERT_TRUE(WaitFor([&] { return CommittedOffsetsReachTheEnd(); }, absl::Seconds(60)));
+  EXPECT_EQ(Applications(), good);
+  EXPECT_EQ(Count(absl::StrCat("SELECT count(*) FROM payment_log WHERE event_id = '",
+                               poison, "'")),
+            0);
+}
+
+// Kills the publisher and the consumers at random while events flow (kill -9 or
+// SIGTERM, one at a time, each restarted at once), then checks every committed
+// event's effect applied exactly once. OUTBOX_CONSUMER_CHAOS_FAULTS sets how many
+// faults (scripts/consumer-chaos.sh runs many more than ctest's 12).
+TEST_F(ConsumerKafkaTest, KillsOfThePublisherAndConsumersAtRandomLeaveEachEffectOnce) {
+  int faults = 12;
+  if (const char* f = std::getenv("OUTBOX_CONSUMER_CHAOS_FAULTS")) faults = std::atoi(f);
+  std::mt19937 rng(20);
+  publisher_ = Publisher();
+  StartConsumer("a");
+  StartConsumer("b");
+  std::map<std::string, int> counts;
+  {
+    BackgroundWriter writer(this);
+    for (int i = 0; i < faults; ++i) {
+      int64_t before = Applied();
+      ASSERT_TRUE(WaitFor([&] { return Applied() > before + 100; }, absl::Seconds(90)))
+          << "no progress before fault " << i;
+      int target = static_cast<int>(rng() % 3);  // publisher, a, b
+      int sig = rng() % 3 == 0 ? SIGTERM : SIGKILL;
+      std::string what = absl::StrCat(target == 0   ? "publisher"
+                                      : target == 1 ? "a"
+                                                    : "b",
+                                      sig == SIGKILL ? " kill-9" : " sigterm");
+      ++counts[what];
+      if (target == 0) {
+        publisher_->Signal(sig);
+        publisher_->Wait(absl::Seconds(30));
+        publisher_ = Publisher();
+      } else {
+        std::string name = target == 1 ? "a" : "b";
+        consumers_[name]->Signal(sig);
+        consumers_[name]->Wait(absl::Seconds(30));
+        StartConsumer(name);
+      }
+    }
+  }
+  ExpectEveryEventAppliedOnce();
+  auto [records, duplicates] = TopicRecordsAndDuplicates();
+  std::string faults_done;
+  for (const auto& [what, n] : counts) absl::StrAppend(&faults_done, " ", what, "=", n);
+  std::cerr << "consumer chaos: events committed " << Committed() << ", applied "
+            << Applications() << " (each once), records in the topic " << records
+            << " (duplicates " << duplicates << "), faults:" << faults_done << "\n";
+}
+
+}  // namespace
+}  // namespace consumer
