@@ -3,7 +3,9 @@
 # throwaway PostgreSQL 15 (wal_level=logical) and a local Kafka-protocol broker
 # (mock-kafka, on librdkafka's mock cluster), creates the outbox table, runs the
 # pre-flight check and the publisher, writes sample events in transactions, shows
-# them consumed from Kafka and decoded, then /healthz and a few lines of /metrics.
+# them consumed from Kafka and decoded, then /healthz and a few lines of /metrics,
+# and last the consumer half: the example service (outbox-paid-orders) applies the
+# OrderPaid event to its table once, even when the topic is read again.
 # Everything it started is stopped and deleted on exit.
 #   scripts/demo.sh          mock-kafka: quick, nothing to fetch
 #   scripts/demo.sh --kafka  a real Apache Kafka broker (KRaft), its jars fetched from
@@ -22,12 +24,15 @@ say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 say "Installing dependencies and building"
 "$root/scripts/install-deps.sh"
 cmake -S "$root" -B "$build" >/dev/null
-cmake --build "$build" -j"$(nproc)" --target outbox-publisher mock-kafka >/dev/null
+cmake --build "$build" -j"$(nproc)" --target outbox-publisher mock-kafka \
+  outbox-paid-orders >/dev/null
 
 work=$(mktemp -d)
 publisher_pid=""
+consumer_pid=""
 cleanup() {
   [ -n "$publisher_pid" ] && kill "$publisher_pid" 2>/dev/null && wait "$publisher_pid" 2>/dev/null
+  [ -n "$consumer_pid" ] && kill "$consumer_pid" 2>/dev/null && wait "$consumer_pid" 2>/dev/null
   [ -n "${mock_pid:-}" ] && kill "$mock_pid" 2>/dev/null
   [ -n "${PG_CLUSTER_DIR:-}" ] && "$root/tests/harness/pg_cluster.sh" stop "$PG_CLUSTER_DIR"
   [ -n "${KAFKA_CLUSTER_DIR:-}" ] && "$root/tests/harness/kafka_cluster.sh" stop "$KAFKA_CLUSTER_DIR"
@@ -87,6 +92,10 @@ UPDATE orders SET total = 40 WHERE id = 'o-1';
 INSERT INTO outbox (aggregate_type, aggregate_id, event_type, payload)
 VALUES ('order', 'o-1', 'OrderDiscounted', '{"order": "o-1", "total": 40}');
 COMMIT;
+BEGIN;
+INSERT INTO outbox (aggregate_type, aggregate_id, event_type, payload)
+VALUES ('order', 'o-1', 'OrderPaid', '{"order": "o-1", "amount": 40}');
+COMMIT;
 BEGIN;  -- the "keep the table empty" pattern: insert, then delete, in one transaction
 INSERT INTO orders VALUES ('o-2', 7);
 INSERT INTO outbox (aggregate_type, aggregate_id, event_type, payload)
@@ -113,7 +122,7 @@ SQL
 psql -Atc "SELECT count(*) || ' row(s) in outbox, as before: the event added none' FROM outbox"
 
 say "Consuming outbox.event.order from Kafka"
-kcat -b "$brokers" -C -t outbox.event.order -o beginning -c 4 -e -q -m 30 \
+kcat -b "$brokers" -C -t outbox.event.order -o beginning -c 5 -e -q -m 30 \
   -f 'partition %p offset %o key=%k headers=%h\n' | tee "$work/consumed.txt"
 
 say "Decoding each value (protoc --decode outbox.v1.Envelope)"
@@ -132,6 +141,31 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 psql -c "SELECT slot_name, plugin, confirmed_flush_lsn, pg_current_wal_lsn() FROM pg_replication_slots"
+
+say "The consumer half: outbox-paid-orders applies OrderPaid events once each"
+# consumer/example: each event's effect and its id in processed_messages, in one
+# PostgreSQL transaction; the Kafka offset is committed after that.
+consume() {  # GROUP: runs the example service until it has read all 5 events.
+  "$build/outbox-paid-orders" --pg "$pg" --brokers "$brokers" --group "$1" \
+    --log-format text --stats-interval 1s 2>"$work/consumer-$1.log" &
+  consumer_pid=$!
+  for _ in $(seq 1 300); do
+    grep -qE 'consumer stats.* applied=([0-9]+) duplicates=([0-9]+)' "$work/consumer-$1.log" &&
+      [ "$(sed -nE 's/.* applied=([0-9]+) duplicates=([0-9]+).*/\1 \2/p' "$work/consumer-$1.log" |
+        tail -n1 | awk '{print $1 + $2}')" -ge 5 ] && break
+    sleep 0.1
+  done
+  kill -TERM "$consumer_pid"
+  wait "$consumer_pid" || true
+  consumer_pid=""
+  grep -E ' (consuming|stopped) ' "$work/consumer-$1.log" | sed 's/^/  consumer | /'
+}
+consume paid-orders
+psql -c "SELECT order_id, payments, paid FROM order_payments"
+echo "Reading the whole topic again (a new consumer group, as a rewind would):"
+consume paid-orders-replay
+psql -c "SELECT order_id, payments, paid FROM order_payments"
+echo "The second reading found every id in processed_messages: nothing applied twice."
 
 say "Is it healthy? GET /healthz, and a few lines of GET /metrics"
 # bash's /dev/tcp: no HTTP client needed.
