@@ -122,7 +122,8 @@ class ConsumerKafkaTest : public PublisherTest {
   }
 
   // Commits `transactions` transactions of 1 to 5 OrderPaid events over kOrders
-  // orders; "n" numbers each order's events in commit order.
+  // orders; "n" numbers each order's events in commit order. Every tenth is
+  // followed by a rolled-back copy.
   void Write(int transactions, testing_harness::PgSession* session = nullptr) {
     if (session == nullptr) session = sql_.get();
     for (int t = 0; t < transactions; ++t) {
@@ -134,11 +135,16 @@ class ConsumerKafkaTest : public PublisherTest {
                         "','OrderPaid',jsonb_build_object('order','", order,
                         "','amount',1.25,'n',", next_[order]++, "))");
       }
-      ASSERT_TRUE(session
-                      ->Exec(absl::StrCat("INSERT INTO outbox (aggregate_type, "
-                                          "aggregate_id, event_type, payload) VALUES ",
-                                          values))
-                      .ok());
+      std::string insert = absl::StrCat(
+          "INSERT INTO outbox (aggregate_type, aggregate_id, event_type, payload) "
+          "VALUES ",
+          values);
+      ASSERT_TRUE(session->Exec(insert).ok());
+      if (written_transactions_ % 10 == 0) {
+        // Rolled back: never published, so never applied (the "none applied that
+        // was not committed" check finds no such id in outbox).
+        ASSERT_TRUE(session->Exec(absl::StrCat("BEGIN; ", insert, "; ROLLBACK")).ok());
+      }
     }
   }
 
