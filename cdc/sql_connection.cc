@@ -22,6 +22,7 @@ constexpr char kUndefinedTable[] = "42P01";
 // A transaction that lost a race with another; running it again may succeed.
 constexpr char kSerializationFailure[] = "40001";
 constexpr char kDeadlockDetected[] = "40P01";
+constexpr char kLockNotAvailable[] = "55P03";  // lock_timeout, NOWAIT.
 
 // Refusals that retrying will not cure: the operator must change something.
 bool IsPermanentConnectFailure(absl::string_view message) {
@@ -158,7 +159,8 @@ absl::Status SqlConnection::ResultStatus(const PGresult* r) const {
   if (PQstatus(conn_) != CONNECTION_OK) return absl::UnavailableError(message);
   if (state == kDuplicateObject) return absl::AlreadyExistsError(message);
   if (state == kUndefinedTable) return absl::NotFoundError(message);
-  if (state == kSerializationFailure || state == kDeadlockDetected)
+  if (state == kSerializationFailure || state == kDeadlockDetected ||
+      state == kLockNotAvailable)
     return absl::AbortedError(message);
   return absl::FailedPreconditionError(message);
 }

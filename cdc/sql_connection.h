@@ -7,8 +7,8 @@
 // broke (retrying later may work); kFailedPrecondition = the server refused us or
 // the statement (authentication, privileges, a missing object); kAlreadyExists
 // and kNotFound for SQLSTATEs 42710 (duplicate object) and 42P01 (undefined table);
-// kAborted for 40001 and 40P01 (a serialization failure or deadlock: run the
-// transaction again).
+// kAborted for 40001, 40P01 and 55P03 (a serialization failure, a deadlock, a
+// lock not granted in time: run the transaction again).
 #ifndef CDC_SQL_CONNECTION_H_
 #define CDC_SQL_CONNECTION_H_
 

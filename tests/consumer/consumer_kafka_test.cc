@@ -84,10 +84,11 @@ class ConsumerKafkaTest : public PublisherTest {
   }
 
   // Starts (or restarts) consumer `name` of the example service.
-  void StartConsumer(const std::string& name, std::vector<std::string> extra = {}) {
+  void StartConsumer(const std::string& name, std::vector<std::string> extra = {},
+                     const std::string& pg_options = "") {
     std::vector<std::string> argv = {testing_harness::BuildPath("outbox-paid-orders"),
                                      "--pg",
-                                     cluster_->conninfo(),
+                                     cluster_->conninfo() + pg_options,
                                      "--brokers",
                                      brokers_,
                                      "--group",
@@ -385,6 +386,52 @@ TEST_F(ConsumerKafkaTest, APoisonEventIsDeadLetteredAndTheRestFlow) {
   EXPECT_EQ(Count(absl::StrCat("SELECT count(*) FROM payment_log WHERE event_id = '",
                                poison, "'")),
             0);
+}
+
+TEST_F(ConsumerKafkaTest, ALockedRowIsRetriedWhileTheOtherPartitionsFlow) {
+  publisher_ = Publisher();
+  // With a lock timeout, a locked row fails the handler's statement (55P03, a
+  // retryable error) instead of waiting for it.
+  StartConsumer("a", {}, " options='-c lock_timeout=300'");
+  Write(50);
+  int64_t first = Committed();
+  ASSERT_TRUE(WaitFor([&] { return Applied() >= first; }, absl::Seconds(120)));
+  std::string partition = ValueOrDie(sql_->Value(
+      "SELECT p.kafka_partition FROM processed_messages p JOIN outbox o ON o.id::text = "
+      "p.id WHERE o.aggregate_id = 'o3' LIMIT 1"));
+
+  auto locker = ValueOrDie(cluster_->Connect());
+  ASSERT_TRUE(
+      locker->Exec("BEGIN; SELECT * FROM order_payments WHERE order_id = 'o3' FOR UPDATE")
+          .ok());
+  Write(100);
+  // Events of the other partitions are applied while o3's partition waits.
+  auto others_pending = [&] {
+    return Count(absl::StrCat(
+        "SELECT count(*) FROM outbox o WHERE NOT EXISTS (SELECT 1 FROM payment_log p "
+        "WHERE p.event_id = o.id::text) AND o.aggregate_id IN (SELECT o2.aggregate_id "
+        "FROM outbox o2 JOIN processed_messages m ON m.id = o2.id::text "
+        "WHERE m.kafka_partition <> ",
+        partition, ")"));
+  };
+  EXPECT_TRUE(WaitFor([&] { return others_pending() == 0; }, absl::Seconds(60)));
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        std::string log = consumers_["a"]->Log();
+        size_t retries = 0;
+        for (size_t at = 0;
+             (at = log.find("retrying the record", at)) != std::string::npos; ++at) {
+          ++retries;
+        }
+        return retries >= 3;
+      },
+      absl::Seconds(60)));
+  EXPECT_LT(Applied(), Committed()) << "o3's partition went on past its locked row";
+  ASSERT_TRUE(locker->Exec("ROLLBACK").ok());
+  ExpectEveryEventAppliedOnce();
+  consumers_["a"]->Signal(SIGTERM);
+  ASSERT_EQ(consumers_["a"]->Wait(absl::Seconds(30)), 0);
+  EXPECT_THAT(consumers_["a"]->Log(), testing::HasSubstr("\"dead_lettered\":0}"));
 }
 
 // Kills the publisher and the consumers at random while events flow (kill -9 or
