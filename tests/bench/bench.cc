@@ -4,7 +4,9 @@
 //                   napping when dry, each run first and last; the fastest counts;
 //   pg_recvlogical  pgoutput, same publication, to /dev/null (reference);
 //   publisher       outbox-publisher to mock-kafka, timed until its slot's
-//                   confirmed_flush_lsn reaches the end of the backlog;
+//                   confirmed_flush_lsn reaches the end of the backlog; run before
+//                   and after the limit's last runs, the faster counts (its CPU
+//                   and RSS are that run's);
 //   producing alone bench-sink-floor: the publisher's KafkaSink producing records
 //                   of the same size, no reading or mapping (a CPU floor).
 // For the publisher it also reads CPU time (user+sys of all threads, /proc) and
@@ -104,9 +106,9 @@ class Bench {
                    "start PostgreSQL");
     auto sql = Must(pg->Connect(), "connect");
     Must(sql->Exec(OutboxSchema()), "schema");
-    for (const char* slot :
-         {"bench_limit_first", "bench_limit_first_nap", "bench_recvlogical",
-          "outbox_publisher", "bench_limit_last", "bench_limit_last_nap"}) {
+    for (const char* slot : {"bench_limit_first", "bench_limit_first_nap",
+                             "bench_recvlogical", "outbox_publisher", "bench_limit_last",
+                             "bench_limit_last_nap", "outbox_publisher_again"}) {
       Must(sql->Exec(absl::StrCat("SELECT pg_create_logical_replication_slot('", slot,
                                   "', 'pgoutput')")),
            "create slot");
@@ -132,9 +134,14 @@ class Bench {
                        "--slot", "bench_recvlogical", "--start", "-o", "proto_version=1",
                        "-o", "publication_names=outbox_publisher", "--endpos", end, "-f",
                        "/dev/null", "--no-loop"});
-    RunPublisher(*pg, *sql, end, &r);
+    // The publisher too runs before and after the limit's last runs, and its
+    // faster run counts, as the limit's fastest does: on a shared machine one run
+    // alone swings by a third.
+    RunPublisher(*pg, *sql, end, "outbox_publisher", &r);
     limit("bench_limit_last", nullptr);
     limit("bench_limit_last_nap", "100");
+    // Not for a broker that answers in 1 s: its figure is the broker's.
+    if (w.broker_rtt_ms == 0) RunPublisher(*pg, *sql, end, "outbox_publisher_again", &r);
     r.limit_rows_s = w.rows / best;
     r.limit_cpu_us_per_row = best_cpu * 1e6 / w.rows;
     r.sink_cpu_us_per_row = SinkFloor(w);
@@ -211,7 +218,7 @@ class Bench {
     Result r{Workload{c.name, events, per_tx, 100,
                       messages ? std::vector<std::string>{"--message-prefix", "outbox"}
                                : std::vector<std::string>{}}};
-    RunPublisher(*pg, *sql, end, &r);
+    RunPublisher(*pg, *sql, end, "outbox_publisher", &r);
     c.publisher_events_s = r.publisher_rows_s;
     c.cpu_us_per_event = r.cpu_us_per_row;
     return c;
@@ -441,8 +448,10 @@ class Bench {
                                absl::StrCat("/tmp/outbox-bench-", name, ".log"));
   }
 
+  // Runs the publisher on `slot` until it confirmed the backlog; keeps its figures
+  // in `r` when it was faster than a run kept there before.
   void RunPublisher(PgCluster& pg, testing_harness::PgSession& sql,
-                    const std::string& end, Result* r) {
+                    const std::string& end, const std::string& slot, Result* r) {
     // As a user runs it: the default topic template (outbox.event.{aggregate_type},
     // i.e. kTopic), the topic auto-created by the broker on first use.
     auto mock = Must(MockKafka::Start(1), "mock-kafka");
@@ -452,17 +461,19 @@ class Bench {
     cdc::Lsn target = Must(cdc::Lsn::Parse(end), "lsn");
     absl::Time start = absl::Now();
     if (mock->Command("topic outbox.checkpoints 1") != "ok") Die("checkpoint topic");
+    std::vector<std::string> args = r->w.publisher_args;
+    args.insert(args.end(), {"--slot", slot});
     auto publisher = StartBenchPublisher(
-        pg.conninfo(), mock->bootstrap(), /*topic=*/"", r->w.publisher_args,
-        publisher_flags_,
+        pg.conninfo(), mock->bootstrap(), /*topic=*/"", args, publisher_flags_,
         absl::StrCat("/tmp/outbox-bench-",
                      absl::StrReplaceAll(r->w.name, {{"/", "-"}, {" ", ""}, {",", "-"}}),
                      ".log"));
     bool done = WaitFor(
         [&] {
           auto v = sql.Value(
-              "SELECT confirmed_flush_lsn::text FROM pg_replication_slots "
-              "WHERE slot_name = 'outbox_publisher'");
+              absl::StrCat("SELECT confirmed_flush_lsn::text FROM pg_replication_slots "
+                           "WHERE slot_name = '",
+                           slot, "'"));
           return v.ok() && *cdc::Lsn::Parse(*v) >= target;
         },
         absl::Minutes(30));
@@ -471,6 +482,7 @@ class Bench {
     if (!done || !publisher->running()) Die("publisher: " + publisher->Log());
     publisher->Signal(SIGTERM);
     publisher->Wait(absl::Seconds(60));
+    if (r->w.rows / seconds <= r->publisher_rows_s) return;
     r->publisher_rows_s = r->w.rows / seconds;
     r->cpu_us_per_row = usage.cpu_seconds * 1e6 / r->w.rows;
     r->peak_rss_kib = usage.peak_rss_kib;
