@@ -33,25 +33,19 @@ absl::StatusOr<std::unique_ptr<KafkaDeadLetters>> KafkaDeadLetters::Create(
     const std::string& brokers, std::string topic,
     const std::vector<std::pair<std::string, std::string>>& properties) {
   std::unique_ptr<KafkaDeadLetters> d(new KafkaDeadLetters(std::move(topic)));
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  std::vector<std::pair<std::string, std::string>> all = {
-      {"bootstrap.servers", brokers},
-      {"client.id", "outbox-consumer-dead-letters"},
-      {"enable.idempotence", "true"},
-      {"acks", "all"},
-      {"linger.ms", "0"},
-      {"message.timeout.ms", std::to_string(kMessageTimeoutMs)},
-  };
-  all.insert(all.end(), properties.begin(), properties.end());
+  absl::StatusOr<rd_kafka_conf_t*> made = publisher::NewKafkaConf(
+      {
+          {"bootstrap.servers", brokers},
+          {"client.id", "outbox-consumer-dead-letters"},
+          {"enable.idempotence", "true"},
+          {"acks", "all"},
+          {"linger.ms", "0"},
+          {"message.timeout.ms", std::to_string(kMessageTimeoutMs)},
+      },
+      properties);
+  if (!made.ok()) return made.status();
+  rd_kafka_conf_t* conf = *made;
   char err[512];
-  for (const auto& [k, v] : all) {
-    if (rd_kafka_conf_set(conf, k.c_str(), v.c_str(), err, sizeof(err)) !=
-        RD_KAFKA_CONF_OK) {
-      rd_kafka_conf_destroy(conf);
-      return absl::InvalidArgumentError(
-          absl::StrCat("dead-letter producer property ", k, ": ", err));
-    }
-  }
   rd_kafka_conf_set_dr_msg_cb(conf, &OnDelivery);
   d->rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
   if (d->rk_ == nullptr) {

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "publisher/kafka_sink.h"
 
 namespace consumer {
 namespace {
@@ -60,8 +61,6 @@ struct KafkaSourceCallbacks {
 absl::StatusOr<std::unique_ptr<KafkaSource>> KafkaSource::Create(
     const KafkaSourceOptions& options, publisher::Logger& log) {
   std::unique_ptr<KafkaSource> s(new KafkaSource(log));
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  char err[512];
   std::vector<std::pair<std::string, std::string>> properties = {
       {"bootstrap.servers", options.brokers},
       {"group.id", options.group},
@@ -75,16 +74,11 @@ absl::StatusOr<std::unique_ptr<KafkaSource>> KafkaSource::Create(
       {"auto.offset.reset", "earliest"},
       {"isolation.level", "read_committed"},
   };
-  properties.insert(properties.end(), options.properties.begin(),
-                    options.properties.end());
-  for (const auto& [k, v] : properties) {
-    if (rd_kafka_conf_set(conf, k.c_str(), v.c_str(), err, sizeof(err)) !=
-        RD_KAFKA_CONF_OK) {
-      rd_kafka_conf_destroy(conf);
-      return absl::InvalidArgumentError(
-          absl::StrCat("Kafka consumer property ", k, ": ", err));
-    }
-  }
+  absl::StatusOr<rd_kafka_conf_t*> made =
+      publisher::NewKafkaConf(std::move(properties), options.properties);
+  if (!made.ok()) return made.status();
+  rd_kafka_conf_t* conf = *made;
+  char err[512];
   rd_kafka_conf_set_opaque(conf, s.get());
   rd_kafka_conf_set_rebalance_cb(conf, &KafkaSourceCallbacks::OnRebalance);
   rd_kafka_conf_set_error_cb(conf, &KafkaSourceCallbacks::OnError);
@@ -188,19 +182,7 @@ absl::StatusOr<std::optional<InboundRecord>> KafkaSource::Poll(absl::Duration ti
   if (m->payload != nullptr) {
     r.value.assign(static_cast<const char*>(m->payload), m->len);
   }
-  rd_kafka_headers_t* headers = nullptr;
-  if (rd_kafka_message_headers(m, &headers) == RD_KAFKA_RESP_ERR_NO_ERROR) {
-    const char* name;
-    const void* value;
-    size_t size;
-    for (size_t i = 0; rd_kafka_header_get_all(headers, i, &name, &value, &size) ==
-                       RD_KAFKA_RESP_ERR_NO_ERROR;
-         ++i) {
-      r.headers.emplace_back(
-          name,
-          value == nullptr ? "" : std::string(static_cast<const char*>(value), size));
-    }
-  }
+  r.headers = publisher::MessageHeaders(m);
   rd_kafka_message_destroy(m);
   return r;
 }

@@ -21,7 +21,7 @@ struct Deleter {
 absl::Status CreateCompactedTopic(const Config& config, const std::string& topic,
                                   absl::Duration timeout) {
   absl::StatusOr<rd_kafka_conf_t*> conf =
-      NewProducerConf({{"bootstrap.servers", config.brokers}}, config.kafka_properties);
+      NewKafkaConf({{"bootstrap.servers", config.brokers}}, config.kafka_properties);
   if (!conf.ok()) return conf.status();
   char err[512];
   std::unique_ptr<rd_kafka_t, Deleter<rd_kafka_t, rd_kafka_destroy>> rk(

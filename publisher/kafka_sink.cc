@@ -27,7 +27,7 @@ LogLevel FromSyslog(int level) {
   return LogLevel::kDebug;
 }
 
-absl::StatusOr<rd_kafka_conf_t*> NewProducerConf(
+absl::StatusOr<rd_kafka_conf_t*> NewKafkaConf(
     std::vector<std::pair<std::string, std::string>> properties,
     const std::vector<std::pair<std::string, std::string>>& overrides) {
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
@@ -42,6 +42,28 @@ absl::StatusOr<rd_kafka_conf_t*> NewProducerConf(
     }
   }
   return conf;
+}
+
+std::vector<std::pair<std::string, std::string>> MessageHeaders(
+    const rd_kafka_message_t* m) {
+  std::vector<std::pair<std::string, std::string>> out;
+  rd_kafka_headers_t* headers = nullptr;
+  // rd_kafka_message_headers() wants a non-const message: it parses them lazily.
+  if (rd_kafka_message_headers(const_cast<rd_kafka_message_t*>(m), &headers) !=
+      RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return out;
+  }
+  const char* name;
+  const void* value;
+  size_t size;
+  for (size_t i = 0; rd_kafka_header_get_all(headers, i, &name, &value, &size) ==
+                     RD_KAFKA_RESP_ERR_NO_ERROR;
+       ++i) {
+    out.emplace_back(name, value == nullptr
+                               ? std::string()
+                               : std::string(static_cast<const char*>(value), size));
+  }
+  return out;
 }
 
 std::vector<std::pair<std::string, std::string>> DefaultProducerProperties(
@@ -93,7 +115,7 @@ absl::Duration RequestTimeout(const Config& config) {
     }
   };
   read(DefaultProducerProperties(config));
-  read(config.kafka_properties);  // -X wins, as in NewProducerConf.
+  read(config.kafka_properties);  // -X wins, as in NewKafkaConf.
   return absl::Milliseconds(ms);
 }
 
@@ -150,7 +172,7 @@ absl::StatusOr<std::unique_ptr<KafkaSink>> KafkaSink::Create(const Config& confi
   auto properties = DefaultProducerProperties(config);
   properties.emplace_back("log.queue", "true");  // Logs are served by our Poll.
   absl::StatusOr<rd_kafka_conf_t*> made =
-      NewProducerConf(std::move(properties), config.kafka_properties);
+      NewKafkaConf(std::move(properties), config.kafka_properties);
   if (!made.ok()) return made.status();
   rd_kafka_conf_t* conf = *made;
   char err[512];
@@ -267,18 +289,9 @@ void KafkaSink::OnDeliveryReport(rd_kafka_t*, const rd_kafka_message_t* m, void*
     if (m->payload) d.record.value.assign(static_cast<const char*>(m->payload), m->len);
     rd_kafka_timestamp_type_t type;
     d.record.timestamp_ms = rd_kafka_message_timestamp(m, &type);
-    rd_kafka_headers_t* headers = nullptr;
-    if (rd_kafka_message_headers(m, &headers) == RD_KAFKA_RESP_ERR_NO_ERROR) {
-      const char* name;
-      const void* value;
-      size_t size;
-      for (size_t i = 0; rd_kafka_header_get_all(headers, i, &name, &value, &size) ==
-                         RD_KAFKA_RESP_ERR_NO_ERROR;
-           ++i) {
-        std::string v = value ? std::string(static_cast<const char*>(value), size) : "";
-        if (std::string(name) == "id") d.record.id = v;
-        d.record.headers.emplace_back(name, v);
-      }
+    d.record.headers = MessageHeaders(m);
+    for (const auto& [name, value] : d.record.headers) {
+      if (name == "id") d.record.id = value;
     }
   }
   if (self->on_delivery_ != nullptr) (*self->on_delivery_)(std::move(d));

@@ -33,11 +33,15 @@ std::vector<std::pair<std::string, std::string>> DefaultProducerProperties(
 // -X), 30 s unless a readable -X says otherwise.
 absl::Duration RequestTimeout(const Config& config);
 
-// A producer configuration: `properties`, then `overrides` (the user's -X) on top.
+// A client configuration: `properties`, then `overrides` (the user's -X) on top.
 // kInvalidArgument naming a property librdkafka refuses. The caller owns the conf.
-absl::StatusOr<rd_kafka_conf_t*> NewProducerConf(
+absl::StatusOr<rd_kafka_conf_t*> NewKafkaConf(
     std::vector<std::pair<std::string, std::string>> properties,
     const std::vector<std::pair<std::string, std::string>>& overrides);
+
+// A message's headers, in order (a null value as "").
+std::vector<std::pair<std::string, std::string>> MessageHeaders(
+    const rd_kafka_message_t* m);
 
 // librdkafka's own log levels (syslog) as ours. Its errors (a broker refusing
 // connections, ...) are retried inside librdkafka: warnings here. What the

@@ -67,7 +67,7 @@ absl::StatusOr<std::unique_ptr<KafkaTransactions>> KafkaTransactions::Create(
         std::to_string(std::min<int64_t>(config.max_in_flight_bytes / 1024 + 1024,
                                          std::numeric_limits<int32_t>::max()))}});
   absl::StatusOr<rd_kafka_conf_t*> conf =
-      NewProducerConf(std::move(properties), config.kafka_properties);
+      NewKafkaConf(std::move(properties), config.kafka_properties);
   if (!conf.ok()) return conf.status();
   rd_kafka_conf_set_opaque(*conf, t.get());
   rd_kafka_conf_set_log_cb(*conf, &KafkaTransactions::OnLog);
