@@ -20,7 +20,8 @@ OutboxConsumer::OutboxConsumer(RecordSource& source, Database& db, ProcessedTabl
       handler_(std::move(handler)),
       options_(std::move(options)),
       log_(log),
-      clock_(std::move(clock)) {
+      clock_(std::move(clock)),
+      gate_(options_.retry.initial_backoff, options_.retry.max_backoff) {
   absl::Time now = clock_();
   next_prune_ = now + options_.prune_interval;
   next_stats_ = now + options_.stats_interval;
@@ -111,13 +112,7 @@ void OutboxConsumer::Finish(const InboundRecord& r, bool held) {
 
 void OutboxConsumer::Retry(const InboundRecord& r, bool held, const absl::Status& error,
                            bool counted) {
-  absl::Time now = clock_();
-  const RetryOptions& o = options_.retry;
-  if (counted) {
-    gate_.Hold(r, error, now, o.initial_backoff, o.max_backoff);
-  } else {
-    gate_.HoldUncounted(r, error, now, o.initial_backoff, o.max_backoff);
-  }
+  gate_.Hold(r, clock_(), counted);
   ++stats_.retries;
   if (!held) {
     if (absl::Status s = source_.Pause(r.source); !s.ok()) {

@@ -5,9 +5,7 @@
 
 namespace consumer {
 
-PartitionGate::Entry& PartitionGate::Place(InboundRecord r,
-                                           absl::Duration initial_backoff,
-                                           absl::Duration max_backoff) {
+void PartitionGate::Hold(InboundRecord r, absl::Time now, bool counted) {
   TopicPartition tp = r.source;
   auto it = held_.find(tp);
   if (it == held_.end() || it->second.held.record.offset != r.offset) {
@@ -15,26 +13,12 @@ PartitionGate::Entry& PartitionGate::Place(InboundRecord r,
     held_.erase(tp);
     it = held_
              .emplace(tp, Entry{HeldRecord{},
-                                publisher::Backoff(initial_backoff, max_backoff)})
+                                publisher::Backoff(initial_backoff_, max_backoff_)})
              .first;
   }
-  it->second.held.record = std::move(r);
-  return it->second;
-}
-
-void PartitionGate::Hold(InboundRecord r, const absl::Status& error, absl::Time now,
-                         absl::Duration initial_backoff, absl::Duration max_backoff) {
-  Entry& e = Place(std::move(r), initial_backoff, max_backoff);
-  ++e.held.attempts;
-  e.held.last_error = error;
-  e.held.due = now + e.backoff.Next();
-}
-
-void PartitionGate::HoldUncounted(InboundRecord r, const absl::Status& error,
-                                  absl::Time now, absl::Duration initial_backoff,
-                                  absl::Duration max_backoff) {
-  Entry& e = Place(std::move(r), initial_backoff, max_backoff);
-  e.held.last_error = error;
+  Entry& e = it->second;
+  e.held.record = std::move(r);
+  if (counted) ++e.held.attempts;
   e.held.due = now + e.backoff.Next();
 }
 

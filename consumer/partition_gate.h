@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "consumer/inbound_record.h"
 #include "publisher/backoff.h"
@@ -24,20 +23,21 @@ struct HeldRecord {
   InboundRecord record;
   int attempts = 0;  // Failed handler calls so far.
   absl::Time due;    // When to try again.
-  absl::Status last_error;
 };
 
 class PartitionGate {
  public:
+  // Each held record waits a backoff from `initial_backoff`, doubling up to
+  // `max_backoff` (publisher::Backoff).
+  PartitionGate(absl::Duration initial_backoff, absl::Duration max_backoff)
+      : initial_backoff_(initial_backoff), max_backoff_(max_backoff) {}
+
   // Whether the record's partition holds an earlier record (drop `r` then).
   bool Holds(const TopicPartition& tp) const { return held_.contains(tp); }
 
-  // Holds `r` after another failure: due after the partition's next backoff.
-  void Hold(InboundRecord r, const absl::Status& error, absl::Time now,
-            absl::Duration initial_backoff, absl::Duration max_backoff);
-  // Holds `r` without counting an attempt (the database, not the record, failed).
-  void HoldUncounted(InboundRecord r, const absl::Status& error, absl::Time now,
-                     absl::Duration initial_backoff, absl::Duration max_backoff);
+  // Holds `r` after another failure: due after its next backoff. `counted`: the
+  // failure counts as an attempt (not when the database, not the record, failed).
+  void Hold(InboundRecord r, absl::Time now, bool counted);
 
   // The held record due soonest, if it is due at `now` (it stays held until
   // Release); nullptr otherwise.
@@ -57,9 +57,7 @@ class PartitionGate {
     HeldRecord held;
     publisher::Backoff backoff;
   };
-  Entry& Place(InboundRecord r, absl::Duration initial_backoff,
-               absl::Duration max_backoff);
-
+  absl::Duration initial_backoff_, max_backoff_;
   absl::flat_hash_map<TopicPartition, Entry> held_;
 };
 

@@ -150,9 +150,9 @@ consume() {  # GROUP: runs the example service until it has read all 5 events.
     --log-format text --stats-interval 1s 2>"$work/consumer-$1.log" &
   consumer_pid=$!
   for _ in $(seq 1 300); do
-    grep -qE 'consumer stats.* applied=([0-9]+) duplicates=([0-9]+)' "$work/consumer-$1.log" &&
-      [ "$(sed -nE 's/.* applied=([0-9]+) duplicates=([0-9]+).*/\1 \2/p' "$work/consumer-$1.log" |
-        tail -n1 | awk '{print $1 + $2}')" -ge 5 ] && break
+    read_events=$(sed -nE 's/.*consumer stats.* applied=([0-9]+) duplicates=([0-9]+).*/\1 \2/p' \
+      "$work/consumer-$1.log" | tail -n1 | awk '{print $1 + $2}')
+    [ "${read_events:-0}" -ge 5 ] && break
     sleep 0.1
   done
   kill -TERM "$consumer_pid"
