@@ -57,6 +57,7 @@ void TransactionalSink::TransactionCommitted(const Checkpoint& checkpoint) {
   pending_.insert(pending_.end(), current_.begin(), current_.end());
   current_.clear();
   boundary_ = checkpoint;
+  if (policy_.open()) policy_.Boundary(clock_());
   MaybeCommit(false);
 }
 

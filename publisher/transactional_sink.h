@@ -4,8 +4,9 @@
 // Records of whole PostgreSQL transactions gather in one Kafka transaction. It
 // commits, with the checkpoint of the last whole PostgreSQL transaction in it,
 // only between PostgreSQL transactions: at a boundary once --transaction-interval
-// has passed since the Kafka transaction began, or the in-flight limits are
-// reached, or the run ends. Only when the commit returns are the records
+// has passed since the Kafka transaction began, or no PostgreSQL transaction has
+// ended for a fifth of it, or the in-flight limits are reached, or the run ends
+// (TransactionBatchPolicy). Only when the commit returns are the records
 // acknowledged (Delivery per PostgreSQL transaction, `messages` at once): the
 // slot is never confirmed past what a read_committed consumer can see.
 //

@@ -68,9 +68,9 @@ TEST(LatestCheckpointTest, NoneATombstoneOrGarbage) {
 // 0x130 (it may start where T1 ended) and ends at 0x160; T3 at 0x200..0x230.
 TEST(CheckpointFilterTest, CoversExactlyTheTransactionsUpToTheCheckpointsEnd) {
   CheckpointFilter f(Checkpoint{Lsn(0x160), 2, kT});  // T2 was the last published.
-  EXPECT_TRUE(f.Covers(Lsn(0x100)));                   // T1
-  EXPECT_TRUE(f.Covers(Lsn(0x130)));                   // T2: final_lsn < end_lsn
-  EXPECT_FALSE(f.Covers(Lsn(0x160)))                   // a commit at the end LSN is next
+  EXPECT_TRUE(f.Covers(Lsn(0x100)));                  // T1
+  EXPECT_TRUE(f.Covers(Lsn(0x130)));                  // T2: final_lsn < end_lsn
+  EXPECT_FALSE(f.Covers(Lsn(0x160)))                  // a commit at the end LSN is next
       << "equal LSN: a transaction committing where the checkpoint ends is new";
   EXPECT_FALSE(f.Covers(Lsn(0x200)));  // T3
 }
@@ -100,7 +100,7 @@ TEST(CheckpointFilterTest, CommittedCheckpointsNeverMoveBack) {
   EXPECT_TRUE(f.Covers(Lsn(0x3ff)));
 }
 
-TEST(TransactionBatchPolicyTest, CommitsAfterTheIntervalOrAtTheInFlightLimitOnly) {
+TEST(TransactionBatchPolicyTest, CommitsAfterTheIntervalOrAtTheInFlightLimit) {
   TransactionBatchPolicy p(absl::Milliseconds(100));
   EXPECT_FALSE(p.open());
   EXPECT_FALSE(p.ShouldCommit(kT, true)) << "nothing to commit";
@@ -113,6 +113,24 @@ TEST(TransactionBatchPolicyTest, CommitsAfterTheIntervalOrAtTheInFlightLimitOnly
   EXPECT_EQ(p.deadline(), kT + absl::Milliseconds(100));
   p.Ended();
   EXPECT_FALSE(p.ShouldCommit(kT + absl::Hours(1), true));
+}
+
+TEST(TransactionBatchPolicyTest, CommitsWhenNoPostgreSQLTransactionEndedForAFifth) {
+  TransactionBatchPolicy p(absl::Milliseconds(100));
+  p.Began(kT);
+  p.Boundary(kT + absl::Milliseconds(10));
+  EXPECT_EQ(p.deadline(), kT + absl::Milliseconds(30));
+  EXPECT_FALSE(p.ShouldCommit(kT + absl::Milliseconds(29), false));
+  p.Boundary(kT + absl::Milliseconds(29));  // Still busy: the quiet gap restarts.
+  EXPECT_FALSE(p.ShouldCommit(kT + absl::Milliseconds(48), false));
+  EXPECT_TRUE(p.ShouldCommit(kT + absl::Milliseconds(49), false));
+  // A stream never quiet for 20 ms commits at the interval.
+  p.Boundary(kT + absl::Milliseconds(95));
+  EXPECT_EQ(p.deadline(), kT + absl::Milliseconds(100));
+  // The next Kafka transaction starts without the old boundary.
+  p.Ended();
+  p.Began(kT + absl::Milliseconds(200));
+  EXPECT_EQ(p.deadline(), kT + absl::Milliseconds(300));
 }
 
 }  // namespace

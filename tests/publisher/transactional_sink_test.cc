@@ -99,11 +99,16 @@ Checkpoint Boundary(uint64_t end_lsn, uint32_t xid = 1) {
 class TransactionalSinkTest : public ::testing::Test {
  protected:
   TransactionalSinkTest() {
-    auto log = std::make_unique<FakeTransactionLog>();
-    log_ = log.get();
     options_.interval = absl::Milliseconds(100);
     options_.max_messages = 5;
     options_.max_bytes = 1000;
+    Rebuild();
+  }
+
+  // A new sink (and log) with options_.
+  void Rebuild() {
+    auto log = std::make_unique<FakeTransactionLog>();
+    log_ = log.get();
     sink_ = std::make_unique<TransactionalSink>(std::move(log), std::nullopt, options_,
                                                 logger_, [this] { return clock_.Now(); });
   }
@@ -167,11 +172,17 @@ TEST_F(TransactionalSinkTest, NeverCommitsInsideAPostgreSQLTransaction) {
 TEST_F(TransactionalSinkTest, ManyPostgreSQLTransactionsInOneKafkaTransaction) {
   Produce("a", 0);
   sink_->TransactionCommitted(Boundary(0x110));
-  EXPECT_EQ(sink_->next_deadline(), clock_.Now() + absl::Milliseconds(100));
+  // Quiet for a fifth of the interval would commit.
+  EXPECT_EQ(sink_->next_deadline(), clock_.Now() + absl::Milliseconds(20));
+  clock_.Advance(absl::Milliseconds(15));
+  EXPECT_TRUE(Poll().empty());
   Produce("b", 1);
   sink_->TransactionCommitted(Boundary(0x210, 2));
+  clock_.Advance(absl::Milliseconds(15));
   sink_->TransactionCommitted(Boundary(0x310, 3));  // No outbox rows: still a boundary.
-  clock_.Advance(absl::Milliseconds(100));
+  EXPECT_TRUE(Poll().empty()) << "never quiet for 20 ms yet";
+  EXPECT_EQ(sink_->next_deadline(), clock_.Now() + absl::Milliseconds(20));
+  clock_.Advance(absl::Milliseconds(20));
   std::vector<Delivery> d = Poll();
   ASSERT_EQ(d.size(), 2u);
   EXPECT_EQ(d[0].token.transaction, 0u);
@@ -179,6 +190,28 @@ TEST_F(TransactionalSinkTest, ManyPostgreSQLTransactionsInOneKafkaTransaction) {
   ASSERT_EQ(log_->committed.size(), 1u);
   EXPECT_EQ(log_->committed[0].checkpoint.end_lsn, Lsn(0x310));
   EXPECT_EQ(sink_->next_deadline(), absl::InfiniteFuture()) << "nothing open";
+}
+
+TEST_F(TransactionalSinkTest, ABusyStreamCommitsAtTheIntervalAQuietOneSooner) {
+  options_.max_messages = 100;
+  Rebuild();
+  // PostgreSQL transactions 10 ms apart: never quiet for 20 ms, so the interval.
+  for (int n = 0; n < 15; ++n) {
+    Produce("m" + std::to_string(n), n);
+    sink_->TransactionCommitted(Boundary(0x100 * (n + 1) + 0x10));
+    EXPECT_TRUE(Poll().empty() || n >= 10) << n;
+    clock_.Advance(absl::Milliseconds(10));
+  }
+  ASSERT_EQ(log_->committed.size(), 1u);
+  EXPECT_EQ(log_->committed[0].ids.size(), 11u) << "m0..m10: the one at 100 ms commits";
+  // Then the stream goes quiet: the rest (m11..m14, begun at 110 ms) commits 20 ms
+  // after its last PostgreSQL commit, not at 210 ms.
+  clock_.Advance(absl::Milliseconds(9));
+  EXPECT_TRUE(Poll().empty());
+  clock_.Advance(absl::Milliseconds(1));
+  EXPECT_EQ(Poll().size(), 4u);
+  ASSERT_EQ(log_->committed.size(), 2u);
+  EXPECT_EQ(log_->committed[1].ids.size(), 4u);
 }
 
 TEST_F(TransactionalSinkTest, CommitsAtABoundaryOnceTheInFlightLimitsAreReached) {
@@ -389,7 +422,7 @@ TEST_F(ExactlyOnceRelayTest, TheSlotIsConfirmedOnlyAfterTheKafkaCommit) {
   CheckEveryFlush();
   for (int n = 1; n <= 20; ++n) {
     Transaction(n, 2);
-    stream_.Action([this] { clock_.Advance(absl::Milliseconds(30)); });
+    stream_.Action([this] { clock_.Advance(absl::Milliseconds(15)); });
   }
   ASSERT_TRUE(Run(*sink).ok());
   EXPECT_GT(log_->committed.size(), 2u) << "the interval spreads them over commits";
