@@ -68,7 +68,10 @@ if [ "$quick" = false ]; then
     echo "(JVM start-up included, as the publisher's) until the slot is confirmed"
     echo "past the last commit; CPU includes every JVM thread. The steady state"
     echo "is measured after 15 s of the same traffic unmeasured, for both (a JVM"
-    echo "compiles its hot paths under load)."
+    echo "compiles its hot paths under load). The broker side alone is"
+    echo "bench-sink-floor paced at the same rate with the publisher's producer"
+    echo "settings into the same broker, after the same warm-up, timed by the same"
+    echo "consumer: the floor under both contenders' latency on this broker."
     echo
     cat "$versus"
     echo

@@ -277,53 +277,15 @@ class Bench {
     return l;
   }
 
-  // The steady state's floor on the broker side: bench-sink-floor producing
-  // `rate` records per second for `duration` with the publisher's producer
-  // settings into a fresh mock-kafka, a consumer as SteadyState's timing each
-  // from its produce to its arrival. What remains of the steady state's latency
-  // above it is the walsender's and the publisher's reading and mapping.
+  // The steady state's floor on the broker side (ProducingAloneLatency), into a
+  // fresh mock-kafka.
   Latency ProducingAloneLatency(int rate, absl::Duration duration) {
-    std::cerr << "bench: producing alone: " << rate << " records/s for "
-              << absl::FormatDuration(duration) << std::endl;
     auto mock = Must(MockKafka::Start(1), "mock-kafka");
     if (mock->Command(absl::StrCat("topic ", kTopic, " ", kPartitions)) != "ok")
       Die("topic");
     auto consumer = Must(Consumer::Start(mock->bootstrap(), {kTopic}), "consumer");
-    int64_t messages = static_cast<int64_t>(rate * absl::ToDoubleSeconds(duration));
-    std::string log = absl::StrCat("/tmp/outbox-bench-", getpid(), "-alone.log");
-    auto p =
-        Must(Process::Start({BuildPath("bench-sink-floor"), mock->bootstrap(), kTopic,
-                             absl::StrCat(messages), "250", absl::StrCat(rate)},
-                            log),
-             "bench-sink-floor");
-    std::optional<int> code = p->Wait(duration + absl::Minutes(2));
-    std::string out = p->Log();
-    std::remove(log.c_str());
-    if (!code || *code != 0) Die("bench-sink-floor: " + out);
-    std::vector<absl::Duration> latencies;
-    WaitFor(
-        [&] {
-          latencies.clear();
-          for (const auto& rec : consumer->Records()) {
-            for (const auto& [name, value] : rec.headers) {
-              int64_t us = 0;
-              if (name == "produced_us" && absl::SimpleAtoi(value, &us))
-                latencies.push_back(rec.received - absl::FromUnixMicros(us));
-            }
-          }
-          return static_cast<int64_t>(latencies.size()) >= messages;
-        },
-        absl::Seconds(60));
-    if (static_cast<int64_t>(latencies.size()) < messages)
-      Die("producing alone: records never arrived");
-    std::sort(latencies.begin(), latencies.end());
-    Latency l;
-    l.rows = messages;
-    l.rate = rate;
-    l.p50 = latencies[latencies.size() / 2];
-    l.p99 = latencies[latencies.size() * 99 / 100];
-    l.max = latencies.back();
-    return l;
+    return bench::ProducingAloneLatency(mock->bootstrap(), kTopic, *consumer, rate,
+                                        duration);
   }
 
   // Takeover (issue 17): an active publisher and a standby on the same slot. While

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -113,10 +114,50 @@ Latency MeasureSteady(testing_harness::PgSession& sql,
   if (latencies.size() != committed.size())
     Die(absl::StrCat("steady state: ", committed.size() - latencies.size(),
                      " rows never arrived"));
+  return Quantiles(std::move(latencies), committed.size() / absl::ToDoubleSeconds(took));
+}
+
+Latency ProducingAloneLatency(const std::string& brokers, const std::string& topic,
+                              testing_harness::Consumer& consumer, int rate,
+                              absl::Duration duration, absl::Duration warm_up) {
+  std::cerr << "bench: producing alone: " << rate << " records/s for "
+            << absl::FormatDuration(duration) << std::endl;
+  int64_t skip = static_cast<int64_t>(rate * absl::ToDoubleSeconds(warm_up));
+  int64_t messages = skip + static_cast<int64_t>(rate * absl::ToDoubleSeconds(duration));
+  std::string log = absl::StrCat("/tmp/outbox-bench-", getpid(), "-alone.log");
+  auto p = Must(testing_harness::Process::Start(
+                    {testing_harness::BuildPath("bench-sink-floor"), brokers, topic,
+                     absl::StrCat(messages), "250", absl::StrCat(rate)},
+                    log),
+                "bench-sink-floor");
+  std::optional<int> code = p->Wait(warm_up + duration + absl::Minutes(2));
+  std::string out = p->Log();
+  std::remove(log.c_str());
+  if (!code || *code != 0) Die("bench-sink-floor: " + out);
+  // Keyed by number (bench-sink-floor's paced mode), each with its produce time.
+  std::vector<absl::Duration> latencies;
+  auto measure = [&] {
+    latencies.clear();
+    for (const auto& rec : consumer.Records()) {
+      int64_t key = 0, us = 0;
+      if (!absl::SimpleAtoi(rec.key, &key) || key < skip) continue;
+      for (const auto& [name, value] : rec.headers) {
+        if (name == "produced_us" && absl::SimpleAtoi(value, &us))
+          latencies.push_back(rec.received - absl::FromUnixMicros(us));
+      }
+    }
+    return static_cast<int64_t>(latencies.size()) >= messages - skip;
+  };
+  if (!testing_harness::WaitFor(measure, absl::Seconds(60)))
+    Die("producing alone: records never arrived");
+  return Quantiles(std::move(latencies), rate);
+}
+
+Latency Quantiles(std::vector<absl::Duration> latencies, double rate) {
   std::sort(latencies.begin(), latencies.end());
   Latency l;
-  l.rows = static_cast<int64_t>(committed.size());
-  l.rate = committed.size() / absl::ToDoubleSeconds(took);
+  l.rows = static_cast<int64_t>(latencies.size());
+  l.rate = rate;
   l.p50 = latencies[latencies.size() / 2];
   l.p99 = latencies[latencies.size() * 99 / 100];
   l.max = latencies.back();

@@ -59,6 +59,19 @@ Latency MeasureSteady(testing_harness::PgSession& sql,
                       absl::Duration duration,
                       absl::Duration warm_up = absl::ZeroDuration());
 
+// The steady state's floor on the broker side: bench-sink-floor producing `rate`
+// records per second into `topic` on `brokers` with the publisher's producer
+// settings, for `warm_up` unmeasured and then `duration`; `consumer` (on `topic`)
+// times each from its produce to its arrival. What the steady state adds above it
+// is the walsender's and the publisher's reading and mapping.
+Latency ProducingAloneLatency(const std::string& brokers, const std::string& topic,
+                              testing_harness::Consumer& consumer, int rate,
+                              absl::Duration duration,
+                              absl::Duration warm_up = absl::ZeroDuration());
+
+// p50, p99 and max of `latencies` (not empty), with `rate` as the achieved rate.
+Latency Quantiles(std::vector<absl::Duration> latencies, double rate);
+
 // outbox-publisher on `conninfo` and `brokers` with --topic `topic` (its default when
 // empty), warnings only, then `extra` and the run's `flags`; its output goes to
 // `log_path`.

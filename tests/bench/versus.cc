@@ -16,7 +16,9 @@
 //
 // Steady state: single-row transactions at a fixed rate, commit to consumer, for
 // each contender in a fresh PostgreSQL cluster, after a warm-up row and 15 s of
-// the same traffic unmeasured (a JVM compiles its hot paths under load).
+// the same traffic unmeasured (a JVM compiles its hot paths under load). Beside
+// them, the broker side alone: bench-sink-floor paced at the same rate into the
+// same broker, timed by the same consumer, the floor under both.
 //
 //   outbox-versus [--quick] [--markdown FILE] [-- publisher flags ...]
 #include <httplib.h>
@@ -206,6 +208,18 @@ class Versus {
     return l;
   }
 
+  // The broker side alone on this broker (ProducingAloneLatency): into a topic of
+  // the broker's default partition count (4), as the publisher's auto-created one,
+  // after the same unmeasured warm-up.
+  Latency ProducingAlone(int rate, absl::Duration duration) {
+    std::string topic = absl::StrCat("v", ++runs_, ".alone");
+    if (absl::Status s = kafka_->CreateTopic(topic, 4, 1); !s.ok())
+      Die("create topic: " + s.ToString());
+    auto consumer = Must(Consumer::Start(kafka_->bootstrap(), {topic}), "consumer");
+    return ProducingAloneLatency(kafka_->bootstrap(), topic, *consumer, rate, duration,
+                                 warm_up_);
+  }
+
   bool quick() const { return quick_; }
 
  private:
@@ -253,7 +267,7 @@ class Versus {
 };
 
 std::string Report(const std::vector<BacklogResult>& backlogs, const Latency& ours,
-                   const Latency& theirs, int rate) {
+                   const Latency& alone, const Latency& theirs, int rate) {
   std::ostringstream out;
   out << "| workload | rows | contender | rows/s | CPU µs/row | peak RSS MiB |\n"
          "|---|---|---|---|---|---|\n";
@@ -282,6 +296,12 @@ std::string Report(const std::vector<BacklogResult>& backlogs, const Latency& ou
     out << "\n";
   };
   line("outbox-publisher", ours);
+  out << absl::StrFormat(
+      "\nThe broker side alone (bench-sink-floor producing %d records/s with the "
+      "publisher's producer settings into this broker, the same consumer): "
+      "produce-to-consumer latency p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
+      rate, absl::ToDoubleMilliseconds(alone.p50), absl::ToDoubleMilliseconds(alone.p99),
+      absl::ToDoubleMilliseconds(alone.max));
   line("Debezium", theirs);
   return out.str();
 }
@@ -312,8 +332,9 @@ int Main(int argc, char** argv) {
   int rate = quick ? 500 : 5000;
   absl::Duration steady_for = quick ? absl::Seconds(3) : absl::Seconds(30);
   Latency ours = versus.Steady(false, rate, steady_for);
+  Latency alone = versus.ProducingAlone(rate, steady_for);
   Latency theirs = versus.Steady(true, rate, steady_for);
-  std::string report = Report(backlogs, ours, theirs, rate);
+  std::string report = Report(backlogs, ours, alone, theirs, rate);
   Emit(report, markdown);
   return 0;
 }
