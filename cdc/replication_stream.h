@@ -25,6 +25,7 @@
 #include "cdc/lsn.h"
 #include "cdc/pgoutput.h"
 #include "cdc/sql_connection.h"
+#include "cdc/wal_stream.h"
 
 namespace cdc {
 
@@ -45,20 +46,6 @@ struct StartOptions {
   bool messages = false;   // Send pg_logical_emit_message() messages.
   bool streaming = false;  // Stream large in-progress transactions (protocol 2, PG14+).
   bool binary = false;     // Binary column values (PG14+).
-};
-
-// The part of a replication connection the relay uses, so that tests can run it
-// against a scripted, fault-injecting fake.
-class WalStream {
- public:
-  virtual ~WalStream() = default;
-  // See ReplicationStream::Read.
-  [[nodiscard]] virtual absl::StatusOr<std::optional<ServerMessage>> Read(
-      absl::Time deadline) = 0;
-  // See ReplicationStream::SendStatus.
-  [[nodiscard]] virtual absl::Status SendStatus(Lsn flush, bool reply_requested) = 0;
-  // See ReplicationStream::Stop.
-  [[nodiscard]] virtual absl::Status Stop(absl::Time deadline) = 0;
 };
 
 class ReplicationStream : public WalStream {

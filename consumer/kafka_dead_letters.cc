@@ -4,7 +4,7 @@
 #include <librdkafka/rdkafka.h>
 
 #include "absl/strings/str_cat.h"
-#include "publisher/kafka_sink.h"
+#include "kafka/client.h"
 
 namespace consumer {
 namespace {

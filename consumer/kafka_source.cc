@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "publisher/kafka_sink.h"
+#include "kafka/client.h"
 
 namespace consumer {
 namespace {

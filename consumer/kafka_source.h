@@ -18,8 +18,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/log.h"
 #include "consumer/record_source.h"
-#include "publisher/log.h"
 
 typedef struct rd_kafka_s rd_kafka_t;
 typedef struct rd_kafka_topic_partition_list_s rd_kafka_topic_partition_list_t;

@@ -32,6 +32,7 @@
 #include "absl/status/status.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "common/log.h"
 #include "consumer/database.h"
 #include "consumer/dead_letters.h"
 #include "consumer/handler.h"
@@ -39,7 +40,6 @@
 #include "consumer/processed_table.h"
 #include "consumer/record_source.h"
 #include "consumer/retry_policy.h"
-#include "publisher/log.h"
 
 namespace consumer {
 

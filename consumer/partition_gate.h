@@ -14,8 +14,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
+#include "common/backoff.h"
 #include "consumer/inbound_record.h"
-#include "publisher/backoff.h"
 
 namespace consumer {
 

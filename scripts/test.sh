@@ -10,6 +10,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
 
 "$root/scripts/install-deps.sh"
+# The include rule (README.md, "Layout"): a pure file never includes a shell's
+# header, and dependencies point down.
+"$root/scripts/check-layers.sh"
 
 werror=OFF
 if [ "${CI:-}" = true ]; then werror=ON; fi

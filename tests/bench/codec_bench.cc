@@ -7,8 +7,8 @@
 #include <string>
 
 #include "cdc/pgoutput.h"
-#include "publisher/mapper.h"
-#include "publisher/message_events.h"
+#include "publisher/mapping/mapper.h"
+#include "publisher/mapping/message_events.h"
 #include "tests/cdc/pgoutput_encoder.h"
 #include "tests/publisher/outbox_relation.h"
 

@@ -22,8 +22,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "publisher/kafka_sink.h"
-#include "publisher/mapper.h"
+#include "publisher/kafka/kafka_sink.h"
+#include "publisher/mapping/mapper.h"
+#include "publisher/program/options.h"
 
 namespace {
 
@@ -47,7 +48,7 @@ int Main(int argc, char** argv) {
   long messages = std::atol(argv[3]);
   size_t value_bytes = static_cast<size_t>(std::atol(argv[4]));
   publisher::Logger log(publisher::LogFormat::kText, publisher::LogLevel::kError);
-  auto sink = publisher::KafkaSink::Create(config, log);
+  auto sink = publisher::KafkaSink::Create(publisher::KafkaOptionsFrom(config), log);
   if (!sink.ok() || !(*sink)->CheckReachable(absl::Seconds(15)).ok()) {
     std::fprintf(stderr, "bench-sink-floor: no broker at %s\n", argv[1]);
     return 1;

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "cdc/framing.h"
-#include "cdc/replication_stream.h"
-#include "publisher/sink.h"
+#include "cdc/wal_stream.h"
+#include "publisher/delivery/sink.h"
 
 namespace publisher::fakes {
 
@@ -39,7 +39,9 @@ class FakeWalStream : public cdc::WalStream {
     steps_.push_back({std::nullopt, std::move(f), absl::ZeroDuration(), std::nullopt});
   }
   // The server says nothing for `d`: reads wait out their deadlines meanwhile.
-  void Silence(absl::Duration d) { steps_.push_back({std::nullopt, nullptr, d, std::nullopt}); }
+  void Silence(absl::Duration d) {
+    steps_.push_back({std::nullopt, nullptr, d, std::nullopt});
+  }
 
   absl::StatusOr<std::optional<cdc::ServerMessage>> Read(absl::Time deadline) override;
   absl::Status SendStatus(cdc::Lsn flush, bool reply_requested) override;

@@ -1,0 +1,58 @@
+// librdkafka helpers that both sides' shells share (the publisher's producers, the
+// consumer kit's consumer and dead-letter producer): a client configuration, a
+// message's headers, what a delivery report proves, and librdkafka's log lines and
+// error codes in our terms.
+#ifndef KAFKA_CLIENT_H_
+#define KAFKA_CLIENT_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "common/log.h"
+
+typedef struct rd_kafka_message_s rd_kafka_message_t;
+typedef struct rd_kafka_conf_s rd_kafka_conf_t;
+
+namespace publisher {
+
+// A client configuration: `properties`, then `overrides` (the user's -X) on top.
+// kInvalidArgument naming a property librdkafka refuses. The caller owns the conf.
+absl::StatusOr<rd_kafka_conf_t*> NewKafkaConf(
+    std::vector<std::pair<std::string, std::string>> properties,
+    const std::vector<std::pair<std::string, std::string>>& overrides);
+
+// A message's headers, in order (a null value as "").
+std::vector<std::pair<std::string, std::string>> MessageHeaders(
+    const rd_kafka_message_t* m);
+
+// librdkafka's own log levels (syslog) as ours. Its errors (a broker refusing
+// connections, ...) are retried inside librdkafka: warnings here. What the
+// publisher decides is logged as error.
+LogLevel FromSyslog(int level);
+
+// One librdkafka log line (its log_cb's arguments) on `log`, marked as librdkafka's.
+void LogLibrdkafka(Logger& log, int level, const char* facility, const char* line);
+
+// Maps a librdkafka error code to the Status classes of Delivery.
+absl::Status KafkaErrorStatus(int rd_kafka_resp_err, absl::string_view what);
+
+// What one delivery report proves. A report is proof of storage only when it has
+// no error, an offset (>= 0) and the status RD_KAFKA_MSG_STATUS_PERSISTED.
+// librdkafka also reports success for messages it acknowledged implicitly: when
+// a later Produce request of the partition succeeds past an earlier one that
+// failed, rd_kafka_dr_implicit_ack() reports the earlier messages delivered with
+// offset -1001 (RD_KAFKA_OFFSET_INVALID), though no broker said it stored them
+// (docs/implicit-ack.md). Such a report, and one that is only "possibly
+// persisted", is kUnavailable: maybe stored, so the caller must not count it.
+absl::Status DeliveryReportStatus(int rd_kafka_resp_err, int64_t offset,
+                                  int rd_kafka_msg_status, absl::string_view topic,
+                                  int32_t partition);
+
+}  // namespace publisher
+
+#endif  // KAFKA_CLIENT_H_

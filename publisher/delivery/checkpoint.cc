@@ -1,0 +1,53 @@
+// Checkpoint encoding: outbox.v1.Checkpoint over the wire.
+#include "publisher/delivery/checkpoint.h"
+
+#include "absl/strings/str_cat.h"
+#include "outbox/v1/checkpoint.pb.h"
+#include "publisher/mapping/proto_time.h"
+
+namespace publisher {
+std::string EncodeCheckpoint(const Checkpoint& c, absl::string_view transactional_id,
+                             absl::Time written_at) {
+  outbox::v1::Checkpoint m;
+  m.set_end_lsn(c.end_lsn.value());
+  m.set_xid(c.xid);
+  SetTimestamp(m.mutable_commit_time(), c.commit_time);
+  SetTimestamp(m.mutable_written_at(), written_at);
+  m.set_transactional_id(std::string(transactional_id));
+  return m.SerializeAsString();
+}
+
+absl::StatusOr<Checkpoint> DecodeCheckpoint(absl::string_view value,
+                                            absl::string_view transactional_id) {
+  outbox::v1::Checkpoint m;
+  if (!m.ParseFromArray(value.data(), static_cast<int>(value.size())) ||
+      m.end_lsn() == 0) {
+    return absl::DataLossError(
+        absl::StrCat("the checkpoint record of ", transactional_id,
+                     " is not an outbox.v1.Checkpoint: is another program writing to the "
+                     "checkpoint topic?"));
+  }
+  if (m.transactional_id() != transactional_id) {
+    return absl::DataLossError(
+        absl::StrCat("the checkpoint record keyed ", transactional_id,
+                     " names transactional id \"", m.transactional_id(), "\""));
+  }
+  return Checkpoint{cdc::Lsn(m.end_lsn()), m.xid(), FromTimestamp(m.commit_time())};
+}
+
+absl::StatusOr<std::optional<Checkpoint>> LatestCheckpoint(
+    const std::vector<CheckpointRecord>& records, absl::string_view transactional_id) {
+  const CheckpointRecord* last = nullptr;
+  for (const CheckpointRecord& r : records) {
+    if (r.key != transactional_id) continue;
+    if (last != nullptr && last->partition == r.partition && last->offset > r.offset)
+      continue;
+    last = &r;
+  }
+  if (last == nullptr || last->value.empty()) return std::optional<Checkpoint>();
+  absl::StatusOr<Checkpoint> c = DecodeCheckpoint(last->value, transactional_id);
+  if (!c.ok()) return c.status();
+  return std::optional<Checkpoint>(*c);
+}
+
+}  // namespace publisher

@@ -1,0 +1,48 @@
+// TransactionLog: what the exactly-once sink (transactional_sink.h) needs of a
+// transactional producer. KafkaTransactions (kafka_transactions.h) is the
+// librdkafka one; tests script a fake.
+//
+//   (Begin -> Produce ... -> Commit(checkpoint) | Abort)*
+//
+// Status codes:
+//   kAborted             fenced: a newer instance of the transactional id took
+//                        over; this one must stop
+//   kResourceExhausted   (Produce) the local queue is full: Poll, then try again
+//   kInvalidArgument,    (Produce) this record is refused; the transaction is
+//   kPermissionDenied,   unharmed
+//   kNotFound
+//   kDeadlineExceeded    (Commit) its records were not delivered in time, or a
+//                        request to a broker timed out: recreate the producer
+//                        without aborting (an abort would wait on the same silent
+//                        paths; the new producer's init aborts the transaction),
+//                        rewind to the checkpoint
+//   anything else        the transaction failed: abort it, recreate the producer,
+//                        rewind to the checkpoint
+#ifndef PUBLISHER_DELIVERY_TRANSACTION_LOG_H_
+#define PUBLISHER_DELIVERY_TRANSACTION_LOG_H_
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "publisher/delivery/checkpoint.h"
+#include "publisher/mapping/mapper.h"
+
+namespace publisher {
+
+class TransactionLog {
+ public:
+  virtual ~TransactionLog() = default;
+  [[nodiscard]] virtual absl::Status Begin() = 0;
+  // Queues one record of the open transaction.
+  [[nodiscard]] virtual absl::Status Produce(const OutboxRecord& record) = 0;
+  // Writes `checkpoint` into the open transaction and commits it: its records and
+  // the checkpoint become visible together, or neither.
+  [[nodiscard]] virtual absl::Status Commit(const Checkpoint& checkpoint,
+                                            absl::Duration timeout) = 0;
+  [[nodiscard]] virtual absl::Status Abort(absl::Duration timeout) = 0;
+  // Lets the producer's queue drain, waiting up to `timeout`.
+  virtual void Poll(absl::Duration timeout) = 0;
+};
+
+}  // namespace publisher
+
+#endif  // PUBLISHER_DELIVERY_TRANSACTION_LOG_H_

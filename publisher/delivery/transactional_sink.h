@@ -1,0 +1,127 @@
+// TransactionalSink: the Sink of --delivery=exactly-once (issue 10). Pure: it
+// drives a TransactionLog (the librdkafka one is KafkaTransactions) and a clock.
+//
+// Records of whole PostgreSQL transactions gather in one Kafka transaction. It
+// commits, with the checkpoint of the last whole PostgreSQL transaction in it,
+// only between PostgreSQL transactions: at a boundary once --transaction-interval
+// has passed since the Kafka transaction began, or no PostgreSQL transaction has
+// ended for a fifth of it, or the in-flight limits are reached, or the run ends
+// (TransactionBatchPolicy). Only when the commit returns are the records
+// acknowledged (Delivery per PostgreSQL transaction, `messages` at once): the
+// slot is never confirmed past what a read_committed consumer can see.
+//
+//   relay Produce ------> current  (the PostgreSQL transaction being read)
+//   TransactionCommitted: current -> pending (whole transactions, checkpoint)
+//   Commit OK:            pending -> ready   (reported by Poll)
+//   any failure:          abort; failure() = kAborted (recreate, rewind to the
+//                         checkpoint) or, when fenced, kFailedPrecondition (stop)
+//
+// A run that ends inside a PostgreSQL transaction aborts the Kafka transaction:
+// nothing of it is reported, nothing of it is confirmed, and all of it is read
+// again from the slot, after the same checkpoint.
+#ifndef PUBLISHER_DELIVERY_TRANSACTIONAL_SINK_H_
+#define PUBLISHER_DELIVERY_TRANSACTIONAL_SINK_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "common/log.h"
+#include "publisher/delivery/checkpoint.h"
+#include "publisher/delivery/sink.h"
+#include "publisher/delivery/transaction_log.h"
+#include "publisher/operations/metrics.h"
+
+namespace publisher {
+
+// How much longer a commit waits than one Kafka request (RequestTimeout): the
+// request's retry on a new connection, after librdkafka's reconnect backoff (at
+// most 10 s by default). It stays below transaction.timeout.ms (60 s), after
+// which the broker aborts the transaction itself.
+inline constexpr absl::Duration kCommitTimeoutMargin = absl::Seconds(20);
+
+struct TransactionalSinkOptions {
+  absl::Duration interval = absl::Milliseconds(100);  // --transaction-interval
+  int64_t max_messages = 20000;                       // --max-in-flight
+  int64_t max_bytes = 16777216;                       // --max-in-flight-bytes
+  absl::Duration commit_timeout = absl::Seconds(30);
+};
+
+// Figures for the stats line and /metrics.
+struct TransactionStats {
+  uint64_t committed = 0;  // Kafka transactions.
+  uint64_t aborted = 0;
+};
+
+class TransactionalSink : public Sink {
+ public:
+  using Clock = std::function<absl::Time()>;
+
+  // `committed` is the latest checkpoint read back from Kafka after `log` was
+  // initialized. `logger` must outlive the sink.
+  TransactionalSink(
+      std::unique_ptr<TransactionLog> log, std::optional<Checkpoint> committed,
+      TransactionalSinkOptions options, Logger& logger,
+      Clock clock = [] { return absl::Now(); });
+
+  absl::Status Produce(const OutboxRecord& record, const MessageToken& token,
+                       bool dead_letter) override;
+  void Poll(absl::Duration timeout,
+            const std::function<void(Delivery)>& on_delivery) override;
+  size_t outstanding() const override;
+  std::optional<Checkpoint> committed_checkpoint() const override { return committed_; }
+  void TransactionCommitted(const Checkpoint& checkpoint) override;
+  bool acknowledges_whole_transactions() const override { return true; }
+  absl::Time next_deadline() const override;
+  void EndRun() override;
+  absl::Status failure() const override { return failure_; }
+
+  const TransactionStats& stats() const { return stats_; }
+  // Where commits and aborts are also counted; not owned, may be null.
+  void set_metrics(Metrics* metrics) { metrics_ = metrics; }
+
+ private:
+  // Messages of one PostgreSQL transaction (and whether they are dead letters),
+  // acknowledged together: token.bytes is their total.
+  struct Batch {
+    MessageToken token;
+    size_t messages = 0;
+    bool dead_letter = false;
+  };
+
+  bool Full() const;
+  // Commits the open Kafka transaction if it is between PostgreSQL transactions
+  // and `due`.
+  void MaybeCommit(bool due);
+  void Commit();
+  // Counts a Kafka transaction's outcome in stats_ and metrics_.
+  void Count(bool committed);
+  // The Kafka transaction (or the producer) failed with `why`: abort it (when
+  // `abort`), drop what it held, and set failure_.
+  void Fail(const absl::Status& why, bool abort);
+  void Discard();
+
+  std::unique_ptr<TransactionLog> log_;
+  std::optional<Checkpoint> committed_;
+  TransactionalSinkOptions options_;
+  Logger& logger_;
+  Clock clock_;
+  TransactionBatchPolicy policy_;
+  std::optional<Checkpoint> boundary_;  // The last whole PostgreSQL transaction.
+  std::vector<Batch> current_;          // The PostgreSQL transaction being read.
+  std::vector<Batch> pending_;          // Whole ones, in the open Kafka transaction.
+  std::vector<Delivery> ready_;         // Committed, not yet reported.
+  size_t open_messages_ = 0;            // current_ and pending_.
+  size_t open_bytes_ = 0;
+  size_t ready_messages_ = 0;
+  absl::Status failure_;
+  TransactionStats stats_;
+  Metrics* metrics_ = nullptr;
+};
+
+}  // namespace publisher
+
+#endif  // PUBLISHER_DELIVERY_TRANSACTIONAL_SINK_H_

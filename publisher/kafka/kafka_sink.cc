@@ -1,0 +1,256 @@
+// KafkaSink: librdkafka producer configuration, produce, and the callbacks that
+// librdkafka calls from rd_kafka_poll() on the relay's thread.
+#include "publisher/kafka/kafka_sink.h"
+
+#include <librdkafka/rdkafka.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace publisher {
+namespace {
+
+struct InFlight {
+  MessageToken token;
+  bool dead_letter;
+};
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> DefaultProducerProperties(
+    const KafkaOptions& c) {
+  const int64_t kMaxInt = std::numeric_limits<int32_t>::max();
+  // The local queue must hold everything the in-flight limits allow twice over (a
+  // rewind re-produces while the previous session's messages may still be queued),
+  // with room for dead letters, so backpressure comes from our limits, not QUEUE_FULL.
+  int64_t messages = std::min(kMaxInt, 2 * c.max_in_flight + 10000);
+  int64_t kbytes = std::min(kMaxInt, 2 * (c.max_in_flight_bytes / 1024) + 65536);
+  return {
+      {"bootstrap.servers", c.brokers},
+      {"client.id", "outbox-publisher"},
+      // Idempotence: retries never duplicate or reorder within a producer session.
+      {"enable.idempotence", "true"},
+      {"acks", "all"},
+      // One Produce request in flight per broker connection. With more, a failed
+      // request followed by a successful one for the same partition can leave a gap
+      // in the log wherever the broker does not check sequence numbers (a broker
+      // holding no state for this producer; mock-kafka always): the failed batch is
+      // then stored after newer messages of its keys, or implicitly acknowledged
+      // without being stored (docs/implicit-ack.md). Costs nothing measurable on a
+      // local network; -X max.in.flight.requests.per.connection=5 for high latency.
+      {"max.in.flight.requests.per.connection", "1"},
+      // 0 = never expire a queued message: an outage delays, it does not lose.
+      {"message.timeout.ms", "0"},
+      {"linger.ms", "5"},
+      // Java clients' partitioner, so the same key lands on the same partition
+      // whichever client produced it.
+      {"partitioner", "murmur2_random"},
+      {"queue.buffering.max.messages", std::to_string(messages)},
+      {"queue.buffering.max.kbytes", std::to_string(kbytes)},
+      {"message.max.bytes", "1000000"},
+      // A request unanswered this long fails, and the connection with it is
+      // dropped and made again (issue 17): a broker path that went silent without
+      // closing (a NAT or firewall that dropped its state) then costs 30 s, not
+      // librdkafka's 60 s. As Java clients' request.timeout.ms; the transactional
+      // producer would otherwise take transaction.timeout.ms - 100 ms.
+      {"socket.timeout.ms", "30000"},
+  };
+}
+
+absl::Duration RequestTimeout(const KafkaOptions& options) {
+  int64_t ms = 30000;
+  auto read = [&](const std::vector<std::pair<std::string, std::string>>& properties) {
+    for (const auto& [key, value] : properties) {
+      int64_t v;
+      if (key == "socket.timeout.ms" && absl::SimpleAtoi(value, &v) && v > 0) ms = v;
+    }
+  };
+  read(DefaultProducerProperties(options));
+  read(options.properties);  // -X wins, as in NewKafkaConf.
+  return absl::Milliseconds(ms);
+}
+
+absl::StatusOr<std::unique_ptr<KafkaSink>> KafkaSink::Create(const KafkaOptions& options,
+                                                             Logger& logger) {
+  std::unique_ptr<KafkaSink> sink(new KafkaSink(logger));
+  auto properties = DefaultProducerProperties(options);
+  properties.emplace_back("log.queue", "true");  // Logs are served by our Poll.
+  absl::StatusOr<rd_kafka_conf_t*> made =
+      NewKafkaConf(std::move(properties), options.properties);
+  if (!made.ok()) return made.status();
+  rd_kafka_conf_t* conf = *made;
+  char err[512];
+  rd_kafka_conf_set_opaque(conf, sink.get());
+  rd_kafka_conf_set_dr_msg_cb(conf, &KafkaSink::OnDeliveryReport);
+  rd_kafka_conf_set_log_cb(conf, &KafkaSink::OnLog);
+  rd_kafka_conf_set_error_cb(conf, &KafkaSink::OnError);
+  sink->rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
+  if (sink->rk_ == nullptr) {
+    rd_kafka_conf_destroy(conf);
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot create the Kafka producer: ", err));
+  }
+  rd_kafka_set_log_queue(sink->rk_, nullptr);  // Forward logs to the main queue.
+  return sink;
+}
+
+KafkaSink::~KafkaSink() {
+  if (rk_ == nullptr) return;
+  // Whatever is still queued is unconfirmed and will be re-read from the slot.
+  rd_kafka_purge(rk_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+  std::function<void(Delivery)> ignore = [](Delivery) {};
+  on_delivery_ = &ignore;
+  rd_kafka_poll(rk_, 0);
+  on_delivery_ = nullptr;
+  topics_.Clear();
+  rd_kafka_destroy(rk_);
+}
+
+absl::Status KafkaSink::CheckReachable(absl::Duration timeout) {
+  // Start-up only needs an answer, not every topic of a large cluster.
+  return ReadMetadata(timeout, /*all_topics=*/false).status();
+}
+
+absl::StatusOr<KafkaSink::ClusterMetadata> KafkaSink::ReadMetadata(absl::Duration timeout,
+                                                                   bool all_topics) {
+  const struct rd_kafka_metadata* md = nullptr;
+  rd_kafka_resp_err_t err =
+      rd_kafka_metadata(rk_, all_topics ? 1 : 0, nullptr, &md,
+                        static_cast<int>(absl::ToInt64Milliseconds(timeout)));
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    if (md != nullptr) rd_kafka_metadata_destroy(md);
+    return absl::UnavailableError(absl::StrCat("no Kafka broker answered within ",
+                                               absl::FormatDuration(timeout), ": ",
+                                               rd_kafka_err2str(err)));
+  }
+  ClusterMetadata out;
+  out.brokers = md->broker_cnt;
+  for (int i = 0; i < md->topic_cnt; ++i) {
+    if (md->topics[i].err == RD_KAFKA_RESP_ERR_NO_ERROR)
+      out.topics.emplace_back(md->topics[i].topic);
+  }
+  rd_kafka_metadata_destroy(md);
+  return out;
+}
+
+absl::Status ProduceRecord(rd_kafka_t* rk, TopicHandles& topics, const OutboxRecord& r,
+                           void* opaque) {
+  rd_kafka_topic_t* rkt = topics.Get(rk, r.topic);
+  if (rkt == nullptr) {
+    return KafkaErrorStatus(rd_kafka_last_error(),
+                            absl::StrCat("producing to ", r.topic));
+  }
+  rd_kafka_headers_t* headers = rd_kafka_headers_new(r.headers.size());
+  for (const auto& [name, value] : r.headers) {
+    rd_kafka_header_add(headers, name.data(), static_cast<ssize_t>(name.size()),
+                        value.data(), static_cast<ssize_t>(value.size()));
+  }
+  rd_kafka_resp_err_t err = rd_kafka_producev(
+      rk, RD_KAFKA_V_RKT(rkt), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+      RD_KAFKA_V_KEY(r.key.data(), r.key.size()),
+      RD_KAFKA_V_VALUE(const_cast<char*>(r.value.data()), r.value.size()),
+      RD_KAFKA_V_HEADERS(headers), RD_KAFKA_V_TIMESTAMP(r.timestamp_ms),
+      RD_KAFKA_V_OPAQUE(opaque), RD_KAFKA_V_END);
+  if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return absl::OkStatus();
+  rd_kafka_headers_destroy(headers);
+  if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+    return absl::ResourceExhaustedError("librdkafka's local queue is full");
+  }
+  return KafkaErrorStatus(err, absl::StrCat("producing to ", r.topic));
+}
+
+absl::Status KafkaSink::Produce(const OutboxRecord& r, const MessageToken& token,
+                                bool dead_letter) {
+  auto* in_flight = new InFlight{token, dead_letter};
+  absl::Status s = ProduceRecord(rk_, topics_, r, in_flight);
+  if (!s.ok()) delete in_flight;
+  return s;
+}
+
+void KafkaSink::Poll(absl::Duration timeout,
+                     const std::function<void(Delivery)>& on_delivery) {
+  on_delivery_ = &on_delivery;
+  rd_kafka_poll(rk_, static_cast<int>(absl::ToInt64Milliseconds(timeout)));
+  on_delivery_ = nullptr;
+}
+
+size_t KafkaSink::outstanding() const {
+  return static_cast<size_t>(rd_kafka_outq_len(rk_));
+}
+
+void KafkaSink::OnDeliveryReport(rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
+  auto* self = static_cast<KafkaSink*>(opaque);
+  std::unique_ptr<InFlight> in_flight(static_cast<InFlight*>(m->_private));
+  Delivery d;
+  d.token = in_flight->token;
+  d.dead_letter = in_flight->dead_letter;
+  d.status = DeliveryReportStatus(m->err, m->offset, rd_kafka_message_status(m),
+                                  rd_kafka_topic_name(m->rkt), m->partition);
+  if (!d.status.ok()) {
+    // Keep what a dead letter needs: the original record.
+    d.record.topic = rd_kafka_topic_name(m->rkt);
+    if (m->key) d.record.key.assign(static_cast<const char*>(m->key), m->key_len);
+    if (m->payload) d.record.value.assign(static_cast<const char*>(m->payload), m->len);
+    rd_kafka_timestamp_type_t type;
+    d.record.timestamp_ms = rd_kafka_message_timestamp(m, &type);
+    d.record.headers = MessageHeaders(m);
+    for (const auto& [name, value] : d.record.headers) {
+      if (name == "id") d.record.id = value;
+    }
+  }
+  if (self->on_delivery_ != nullptr) (*self->on_delivery_)(std::move(d));
+}
+
+void KafkaSink::OnLog(const rd_kafka_t* rk, int level, const char* fac, const char* buf) {
+  LogLibrdkafka(static_cast<KafkaSink*>(rd_kafka_opaque(rk))->logger_, level, fac, buf);
+}
+
+void ReportLibrdkafkaError(rd_kafka_t* rk, int err, const char* reason, Logger& log,
+                           Metrics* metrics) {
+  auto code = static_cast<rd_kafka_resp_err_t>(err);
+  if (code == RD_KAFKA_RESP_ERR__FATAL) {
+    char fatal[512];
+    rd_kafka_resp_err_t orig = rd_kafka_fatal_error(rk, fatal, sizeof(fatal));
+    log.Error("Kafka producer failed fatally",
+              {{"error", std::string(rd_kafka_err2name(orig))},
+               {"reason", std::string(fatal)}});
+    return;
+  }
+  // Transport errors (broker down, all brokers down, requests timed out, ...) are
+  // retried by librdkafka forever; they are logged, and /healthz names the latest
+  // while acknowledgements stall, so an operator sees the stall and its cause.
+  log.Warn("Kafka client error", {{"error", std::string(rd_kafka_err2name(code))},
+                                  {"reason", std::string(reason)}});
+  if (metrics != nullptr) {
+    metrics->ReportKafkaError(absl::StrCat(rd_kafka_err2name(code), ": ", reason),
+                              absl::Now());
+  }
+}
+
+void KafkaSink::OnError(rd_kafka_t* rk, int err, const char* reason, void* opaque) {
+  auto* self = static_cast<KafkaSink*>(opaque);
+  ReportLibrdkafkaError(rk, err, reason, self->logger_, self->metrics_);
+}
+
+absl::StatusOr<std::unique_ptr<Sink>> KafkaSinkFactory::Create(bool first) {
+  absl::StatusOr<std::unique_ptr<KafkaSink>> sink = KafkaSink::Create(options_, log_);
+  if (!sink.ok()) return sink.status();
+  (*sink)->set_metrics(metrics_);
+  if (first) {
+    absl::Status s = (*sink)->CheckReachable(absl::Seconds(15));
+    if (!s.ok()) {
+      return absl::UnavailableError(absl::StrCat("cannot reach the Kafka brokers ",
+                                                 options_.brokers,
+                                                 " (check --brokers and "
+                                                 "that the cluster is up): ",
+                                                 s.message()));
+    }
+  }
+  return std::unique_ptr<Sink>(std::move(*sink));
+}
+
+}  // namespace publisher

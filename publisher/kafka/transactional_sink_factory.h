@@ -1,0 +1,39 @@
+// TransactionalSinkFactory: creates the exactly-once sink (--delivery=exactly-once).
+// Each creation (at start-up and at every rewind) initializes a transactional
+// producer, which on a real broker fences older instances of the transactional
+// id and aborts what they left open, then reads the latest committed checkpoint
+// back from --checkpoint-topic (creating the topic when missing and --create
+// allows): the relay skips every PostgreSQL transaction it covers.
+#ifndef PUBLISHER_KAFKA_TRANSACTIONAL_SINK_FACTORY_H_
+#define PUBLISHER_KAFKA_TRANSACTIONAL_SINK_FACTORY_H_
+
+#include <memory>
+
+#include "common/log.h"
+#include "publisher/delivery/sink.h"
+#include "publisher/kafka/kafka_options.h"
+#include "publisher/operations/metrics.h"
+
+namespace publisher {
+
+class TransactionalSinkFactory : public SinkFactory {
+ public:
+  // `log` must outlive the factory. `metrics` (may be null) counts Kafka
+  // transactions; it must outlive the factory.
+  TransactionalSinkFactory(ExactlyOnceOptions options, Logger& log,
+                           Metrics* metrics = nullptr)
+      : options_(std::move(options)), log_(log), metrics_(metrics) {}
+  // kUnavailable while the brokers do not answer (the supervisor retries a rewind's);
+  // kFailedPrecondition when fenced or the checkpoint topic is missing and may not be
+  // created; kDataLoss when the latest checkpoint cannot be read.
+  absl::StatusOr<std::unique_ptr<Sink>> Create(bool first) override;
+
+ private:
+  ExactlyOnceOptions options_;
+  Logger& log_;
+  Metrics* metrics_;
+};
+
+}  // namespace publisher
+
+#endif  // PUBLISHER_KAFKA_TRANSACTIONAL_SINK_FACTORY_H_

@@ -1,0 +1,91 @@
+// CatalogWatcher: connect lazily, read, judge, act; sleep until the next interval.
+#include "publisher/postgres/catalog_watcher.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "cdc/catalog.h"
+#include "cdc/status_macros.h"
+
+namespace publisher {
+namespace {
+
+// Bounds on a probe, so that a server that stopped answering cannot hold up a
+// stop: the replication connection notices such a server anyway.
+constexpr int kConnectTimeoutSeconds = 10;
+constexpr char kStatementTimeout[] = "SET statement_timeout = '10s'";
+constexpr absl::Duration kAnswerTimeout = absl::Seconds(15);
+
+}  // namespace
+
+CatalogWatcher::CatalogWatcher(CatalogWatcherOptions options, Logger& log,
+                               Metrics& metrics, ExternalFault& fault)
+    : options_(std::move(options)), log_(log), metrics_(metrics), fault_(fault) {
+  thread_ = std::thread([this] { Loop(); });
+}
+
+CatalogWatcher::~CatalogWatcher() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+void CatalogWatcher::Loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!wake_.wait_for(lock, absl::ToChronoMilliseconds(options_.slot_check_interval),
+                         [this] { return stop_; })) {
+    if (!metrics_.relay().streaming || fault_.raised()) continue;
+    lock.unlock();
+    absl::Status s = Probe();
+    if (!s.ok()) {
+      sql_.reset();  // Connect again next time.
+      log_.Debug("slot check failed; trying again at the next interval",
+                 {{"error", std::string(s.message())}});
+    }
+    lock.lock();
+  }
+}
+
+absl::Status CatalogWatcher::Probe() {
+  if (sql_ == nullptr) {
+    ASSIGN_OR_RETURN(sql_, cdc::SqlConnection::Connect(
+                               options_.pg, cdc::SqlConnection::Mode::kPlain,
+                               "outbox-publisher slot check", kConnectTimeoutSeconds));
+    // statement_timeout stops a stuck server; the answer timeout a connection that
+    // went silent (which would otherwise also hang shutdown, which joins this).
+    sql_->set_answer_timeout(kAnswerTimeout);
+    RETURN_IF_ERROR(sql_->Command(kStatementTimeout));
+  }
+  if (!watch_) {
+    std::vector<std::string> tables;
+    for (const TableName& t : options_.tables) tables.push_back(t.qualified());
+    ASSIGN_OR_RETURN(cdc::SqlRows here, sql_->Query("SELECT current_database()"));
+    if (here.size() != 1 || here[0].empty() || !here[0][0])
+      return absl::DataLossError("current_database() returned nothing");
+    watch_.emplace(*here[0][0], options_.max_retained_wal,
+                   sql_->Quote(options_.publication), tables,
+                   cdc::QuoteTables(*sql_, tables), sql_->Literal(options_.slot));
+  }
+  CatalogFindings f;
+  ASSIGN_OR_RETURN(f.slot, cdc::ReadSlotFacts(*sql_, options_.slot));
+  for (const TableName& t : options_.tables) {
+    ASSIGN_OR_RETURN(cdc::TableFacts table,
+                     cdc::ReadTableFacts(*sql_, t.schema, t.table));
+    f.tables.push_back(std::move(table));
+  }
+  ASSIGN_OR_RETURN(f.publication, cdc::ReadPublicationFacts(*sql_, options_.publication));
+  metrics_.SetSlotRetainedBytes(f.slot.retained_bytes);
+  log_.Debug("slot checked", {{"slot", options_.slot},
+                              {"wal_status", f.slot.wal_status},
+                              {"retained_bytes", f.slot.retained_bytes.value_or(-1)}});
+  WatchVerdict v = watch_->Judge(f);
+  for (const std::string& w : v.warnings) log_.Warn(w, {{"slot", options_.slot}});
+  for (const std::string& n : v.notes) log_.Info(n, {{"slot", options_.slot}});
+  if (!v.fatal.ok()) fault_.Raise(v.fatal);
+  return absl::OkStatus();
+}
+
+}  // namespace publisher

@@ -1,0 +1,61 @@
+// PgSessionSource: connect, check, prepare and start one replication session.
+#include "publisher/postgres/pg_session.h"
+
+#include "absl/strings/str_cat.h"
+#include "cdc/catalog.h"
+#include "cdc/replication_stream.h"
+#include "cdc/status_macros.h"
+#include "publisher/mapping/mapper.h"
+#include "publisher/mapping/message_events.h"
+
+namespace publisher {
+namespace {
+
+// Connecting and preparing a session must not wait forever on a connection that
+// went silent (issue 17): the same bound as silence while streaming.
+absl::Duration SetupTimeout(const PgSessionOptions& c) {
+  return c.replication_timeout > absl::ZeroDuration() ? c.replication_timeout
+                                                      : absl::InfiniteDuration();
+}
+
+}  // namespace
+
+absl::StatusOr<Session> PgSessionSource::Open() {
+  ASSIGN_OR_RETURN(std::unique_ptr<cdc::ReplicationStream> stream,
+                   cdc::ReplicationStream::Connect(options_.pg, SetupTimeout(options_)));
+  ASSIGN_OR_RETURN(cdc::SystemIdentity id, stream->IdentifySystem());
+  RETURN_IF_ERROR(cdc::EnsureWalLevel(stream->sql()));
+  std::vector<std::string> tables;
+  for (const TableName& t : options_.tables) {
+    ASSIGN_OR_RETURN(cdc::pgoutput::Relation shape,
+                     cdc::DescribeTable(stream->sql(), t.schema, t.table));
+    RETURN_IF_ERROR(
+        BoundRelation::Bind(shape, options_.columns, options_.topic).status());
+    tables.push_back(t.qualified());
+  }
+  RETURN_IF_ERROR(cdc::EnsurePublication(stream->sql(), options_.publication, tables,
+                                         options_.create));
+  RETURN_IF_ERROR(cdc::EnsureSlot(stream->sql(), options_.slot, options_.create));
+
+  if (!options_.message_prefix.empty()) {
+    RETURN_IF_ERROR(MessageEvents::Bind(options_.columns, options_.topic).status());
+    if (stream->server_version() < 140000) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "--message-prefix needs PostgreSQL 14 or later (pgoutput's messages option); "
+          "this server is ",
+          stream->server_version()));
+    }
+  }
+  cdc::StartOptions start;
+  start.slot = options_.slot;
+  start.publications = {options_.publication};
+  start.proto_version = 1;
+  start.messages = !options_.message_prefix.empty();
+  RETURN_IF_ERROR(stream->Start(start));
+  log_.Info("streaming", {{"slot", options_.slot},
+                          {"database", id.database},
+                          {"server_version", int64_t{stream->server_version()}}});
+  return Session{std::move(stream), id.database};
+}
+
+}  // namespace publisher

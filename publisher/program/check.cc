@@ -1,0 +1,88 @@
+// RunChecks: the I/O behind --check.
+#include "publisher/program/check.h"
+
+#include "absl/strings/str_cat.h"
+#include "cdc/catalog.h"
+#include "cdc/sql_connection.h"
+#include "common/log.h"
+#include "publisher/kafka/kafka_sink.h"
+#include "publisher/program/options.h"
+#include "publisher/program/preflight.h"
+
+namespace publisher {
+namespace {
+
+constexpr int kConnectTimeoutSeconds = 10;
+constexpr absl::Duration kAnswerTimeout = absl::Seconds(15);
+constexpr absl::Duration kKafkaTimeout = absl::Seconds(10);
+
+PgFindings ReadPostgres(const Config& config) {
+  PgFindings pg;
+  absl::StatusOr<std::unique_ptr<cdc::SqlConnection>> sql =
+      cdc::SqlConnection::Connect(config.pg, cdc::SqlConnection::Mode::kPlain,
+                                  "outbox-publisher --check", kConnectTimeoutSeconds);
+  pg.connect = sql.status();
+  if (!sql.ok()) return pg;
+  cdc::SqlConnection& c = **sql;
+  // A connection that goes silent fails each remaining check in bounded time.
+  c.set_answer_timeout(kAnswerTimeout);
+  pg.server = cdc::ReadServerFacts(c);
+  pg.replication_connect =
+      cdc::SqlConnection::Connect(config.pg, cdc::SqlConnection::Mode::kReplication,
+                                  "outbox-publisher --check", kConnectTimeoutSeconds)
+          .status();
+  std::vector<std::string> tables;
+  for (const TableName& t : config.tables) {
+    pg.tables.push_back(cdc::ReadTableFacts(c, t.schema, t.table));
+    tables.push_back(t.qualified());
+  }
+  pg.publication = cdc::ReadPublicationFacts(c, config.publication);
+  pg.slot = cdc::ReadSlotFacts(c, config.slot);
+  pg.quoted_publication = c.Quote(config.publication);
+  pg.quoted_tables = cdc::QuoteTables(c, tables);
+  pg.literal_slot = c.Literal(config.slot);
+  return pg;
+}
+
+KafkaFindings ReadKafka(const Config& config) {
+  KafkaFindings kafka;
+  // Only errors: librdkafka's retries of an unreachable broker are not checks.
+  Logger quiet(LogFormat::kText, LogLevel::kError);
+  absl::StatusOr<std::unique_ptr<KafkaSink>> sink =
+      KafkaSink::Create(KafkaOptionsFrom(config), quiet);
+  if (!sink.ok()) {
+    kafka.reachable = sink.status();
+    return kafka;
+  }
+  absl::StatusOr<KafkaSink::ClusterMetadata> md =
+      (*sink)->ReadMetadata(kKafkaTimeout, /*all_topics=*/true);
+  kafka.reachable = md.status();
+  if (md.ok()) {
+    kafka.brokers = md->brokers;
+    kafka.topics = std::move(md->topics);
+  }
+  return kafka;
+}
+
+}  // namespace
+
+bool RunChecks(const Config& config, std::ostream& out) {
+  PgFindings pg = ReadPostgres(config);
+  KafkaFindings kafka = ReadKafka(config);
+  std::vector<CheckLine> lines = JudgePostgres(config, pg);
+  for (CheckLine& l : JudgeKafka(config, pg, kafka)) lines.push_back(std::move(l));
+  int failed = 0;
+  for (const CheckLine& l : lines) {
+    out << FormatCheckLine(l) << "\n";
+    failed += !l.ok;
+  }
+  if (failed == 0) {
+    out << "all " << lines.size() << " checks passed\n";
+  } else {
+    out << failed << " of " << lines.size() << " checks failed\n";
+  }
+  out.flush();
+  return failed == 0;
+}
+
+}  // namespace publisher

@@ -1,0 +1,92 @@
+// The publisher's configuration: the flags of SPEC.md, each also settable through
+// OUTBOX_<FLAG> in the environment (flags win), and -X key=value passed to
+// librdkafka. Parsing is pure: the caller supplies argv and an environment lookup.
+// Every rejection is kInvalidArgument with one sentence naming the value and what
+// is accepted; main() turns it into exit code 2.
+#ifndef PUBLISHER_PROGRAM_CONFIG_H_
+#define PUBLISHER_PROGRAM_CONFIG_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "common/log.h"
+#include "publisher/mapping/columns.h"
+#include "publisher/relay/relay_options.h"
+
+namespace publisher {
+
+// --delivery: at-least-once (idempotent producer, confirm on acknowledgement) or
+// exactly-once (Kafka transactions with the LSN checkpoint kept in Kafka, issue 10).
+enum class DeliveryMode { kAtLeastOnce, kExactlyOnce };
+
+struct Config {
+  std::string pg;  // libpq conninfo or URI; "" = PG* environment.
+  std::string slot = "outbox_publisher";
+  std::string publication = "outbox_publisher";
+  std::vector<TableName> tables = {{"public", "outbox"}};
+  bool create = true;
+  std::string brokers = "localhost:9092";
+  std::string topic = "outbox.event.{aggregate_type}";
+  ColumnMapping columns;
+  std::vector<std::pair<std::string, std::string>> kafka_properties;  // -X, in order.
+  int64_t max_in_flight = 20000;
+  int64_t max_in_flight_bytes = 16777216;  // 16 MiB
+  OnError on_error = OnError::kHalt;
+  std::string dead_letter_topic = "outbox.dead-letter";
+  absl::Duration status_interval = absl::Seconds(10);
+  absl::Duration stats_interval = absl::Seconds(30);
+  LogFormat log_format = LogFormat::kJson;
+  LogLevel log_level = LogLevel::kInfo;
+  // Operations (SPEC.md "Operations").
+  int metrics_port = 0;  // 0 = no metrics server.
+  std::string metrics_address = "127.0.0.1";
+  int64_t max_retained_wal = int64_t{1} << 30;  // Bytes; warn above.
+  absl::Duration slot_check_interval = absl::Seconds(10);
+  // Drop and re-open the replication connection after this long without a word
+  // from the server (issue 17; PostgreSQL's wal_receiver_timeout).
+  absl::Duration replication_timeout = absl::Seconds(60);
+  // Exactly-once delivery (SPEC.md "Exactly-once delivery").
+  DeliveryMode delivery = DeliveryMode::kAtLeastOnce;
+  std::string transactional_id;  // "" = outbox-publisher.{slot} (TransactionalId()).
+  std::string checkpoint_topic = "outbox.checkpoints";
+  absl::Duration transaction_interval = absl::Milliseconds(100);
+  // Outbox without a table (SPEC.md): transactional logical decoding messages with
+  // this prefix are events too; "" = off.
+  std::string message_prefix;
+  bool help = false;
+  bool version = false;  // --version: print the versions and exit 0.
+  bool check = false;    // --check: run the pre-flight checks and exit.
+};
+
+// --transactional-id, or its default outbox-publisher.{slot}.
+std::string TransactionalId(const Config& config);
+
+// "1GB", "512MB", "64kB", "1048576": a byte size with an optional unit (B, kB, MB,
+// GB, TB, 1024-based as in PostgreSQL; KiB, MiB, GiB, TiB also accepted).
+[[nodiscard]] absl::StatusOr<int64_t> ParseByteSize(absl::string_view text);
+
+using EnvLookup = std::function<std::optional<std::string>(const std::string& name)>;
+
+// Parses `args` (argv without the program name) over the environment.
+[[nodiscard]] absl::StatusOr<Config> ParseConfig(const std::vector<std::string>& args,
+                                                 const EnvLookup& env);
+
+// The --help text.
+std::string Usage();
+
+// The effective configuration as log fields, with secrets redacted (the password
+// in --pg, and -X properties whose name says password, secret or key).
+std::vector<Field> DescribeConfig(const Config& config);
+
+// Whether -X property `key` holds a secret (its name says password, secret or key).
+bool IsSecretProperty(absl::string_view key);
+
+}  // namespace publisher
+
+#endif  // PUBLISHER_PROGRAM_CONFIG_H_

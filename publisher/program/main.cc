@@ -1,0 +1,125 @@
+// outbox-publisher: wires configuration, the PostgreSQL session source, the Kafka
+// sink factory, the relay and the supervisor together, with the metrics server
+// and the slot watcher beside them; or runs the pre-flight checks (--check).
+//
+// Exit codes: 0 after SIGTERM/SIGINT with everything acknowledged and confirmed;
+// 2 for invalid configuration or environment (found before the first session
+// streams: a bad flag, unreachable servers, wal_level, a missing table or column,
+// a slot of another plugin); 1 for a fatal runtime error.
+#include <csignal>
+#include <cstdlib>
+#include <iostream>
+
+#include "common/log.h"
+#include "publisher/http/metrics_server.h"
+#include "publisher/kafka/kafka_sink.h"
+#include "publisher/kafka/transactional_sink_factory.h"
+#include "publisher/operations/metrics.h"
+#include "publisher/postgres/catalog_watcher.h"
+#include "publisher/postgres/pg_session.h"
+#include "publisher/program/check.h"
+#include "publisher/program/config.h"
+#include "publisher/program/options.h"
+#include "publisher/program/versions.h"
+#include "publisher/relay/external_fault.h"
+#include "publisher/relay/relay.h"
+#include "publisher/relay/supervisor.h"
+
+namespace publisher {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitRuntime = 1;
+constexpr int kExitConfig = 2;
+
+std::atomic<bool> g_stop{false};
+
+void OnSignal(int) { g_stop.store(true); }
+
+void InstallSignalHandlers() {
+  struct sigaction sa = {};
+  sa.sa_handler = OnSignal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+}
+
+int Fail(Logger& log, int code, absl::string_view what, const absl::Status& status) {
+  log.Error(what, {{"error", std::string(status.message())},
+                   {"code", std::string(absl::StatusCodeToString(status.code()))},
+                   {"exit_code", int64_t{code}}});
+  return code;
+}
+
+int Main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  absl::StatusOr<Config> config = ParseConfig(args, [](const std::string& name) {
+    const char* v = std::getenv(name.c_str());
+    return v == nullptr ? std::nullopt : std::optional<std::string>(v);
+  });
+  if (!config.ok()) {
+    Logger log(LogFormat::kJson, LogLevel::kInfo);
+    return Fail(log, kExitConfig, "invalid configuration", config.status());
+  }
+  if (config->help) {
+    std::cout << Usage();
+    return kExitOk;
+  }
+  if (config->version) {
+    std::cout << VersionLine() << "\n";
+    return kExitOk;
+  }
+  if (config->check) return RunChecks(*config, std::cout) ? kExitOk : kExitConfig;
+  Logger log(config->log_format, config->log_level);
+  std::vector<Field> fields = VersionFields();
+  for (Field& f : DescribeConfig(*config)) fields.push_back(std::move(f));
+  log.Info("starting outbox-publisher", fields);
+  InstallSignalHandlers();
+
+  std::vector<std::pair<std::string, std::string>> info;
+  for (const auto& [k, v] : VersionFields())
+    info.emplace_back(k, std::get<std::string>(v));
+  Metrics metrics(std::move(info));
+  std::unique_ptr<MetricsServer> server;
+  if (config->metrics_port != 0) {
+    absl::StatusOr<std::unique_ptr<MetricsServer>> s =
+        MetricsServer::Start(config->metrics_address, config->metrics_port, metrics);
+    if (!s.ok()) return Fail(log, kExitConfig, "cannot start", s.status());
+    server = std::move(*s);
+    log.Info("serving /metrics and /healthz", {{"address", config->metrics_address},
+                                               {"port", int64_t{config->metrics_port}}});
+  }
+
+  // Kafka is created (and must answer) before PostgreSQL is touched, so a failed
+  // start never leaves a new slot behind pinning WAL.
+  KafkaSinkFactory at_least_once(KafkaOptionsFrom(*config), log, &metrics);
+  TransactionalSinkFactory exactly_once(ExactlyOnceOptionsFrom(*config), log, &metrics);
+  SinkFactory& sinks = config->delivery == DeliveryMode::kExactlyOnce
+                           ? static_cast<SinkFactory&>(exactly_once)
+                           : at_least_once;
+  PgSessionSource sessions(PgSessionOptionsFrom(*config), log);
+  Relay relay(RelayOptionsFrom(*config, ""), log);
+  ExternalFault fault;
+  relay.set_metrics(&metrics);
+  relay.set_external_fault(&fault);
+  Supervisor supervisor(SupervisorOptions{}, sessions, sinks, relay, log,
+                        InterruptibleSleep);
+  supervisor.set_metrics(&metrics);
+  CatalogWatcher watcher(CatalogWatcherOptionsFrom(*config), log, metrics, fault);
+  SupervisorResult result = supervisor.Run(g_stop);
+  if (!result.status.ok()) {
+    return result.started
+               ? Fail(log, kExitRuntime, "stopped on an error", result.status)
+               : Fail(log, kExitConfig, "cannot start: fix the environment and restart",
+                      result.status);
+  }
+  log.Info("stopped: everything acknowledged was confirmed",
+           {{"confirmed_lsn", relay.stats().confirmed.ToString()}});
+  return kExitOk;
+}
+
+}  // namespace
+}  // namespace publisher
+
+int main(int argc, char** argv) { return publisher::Main(argc, argv); }

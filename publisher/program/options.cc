@@ -1,0 +1,69 @@
+// Config -> each component's options.
+#include "publisher/program/options.h"
+
+#include <utility>
+
+namespace publisher {
+
+RelayOptions RelayOptionsFrom(const Config& c, std::string database) {
+  RelayOptions o;
+  o.tables = c.tables;
+  o.columns = c.columns;
+  o.topic = c.topic;
+  o.max_in_flight = c.max_in_flight;
+  o.max_in_flight_bytes = c.max_in_flight_bytes;
+  o.on_error = c.on_error;
+  o.dead_letter_topic = c.dead_letter_topic;
+  o.status_interval = c.status_interval;
+  o.stats_interval = c.stats_interval;
+  o.database = std::move(database);
+  o.message_prefix = c.message_prefix;
+  o.replication_timeout = c.replication_timeout;
+  return o;
+}
+
+KafkaOptions KafkaOptionsFrom(const Config& c) {
+  KafkaOptions o;
+  o.brokers = c.brokers;
+  o.properties = c.kafka_properties;
+  o.max_in_flight = c.max_in_flight;
+  o.max_in_flight_bytes = c.max_in_flight_bytes;
+  return o;
+}
+
+ExactlyOnceOptions ExactlyOnceOptionsFrom(const Config& c) {
+  ExactlyOnceOptions o;
+  o.kafka = KafkaOptionsFrom(c);
+  o.transactional_id = TransactionalId(c);
+  o.checkpoint_topic = c.checkpoint_topic;
+  o.create = c.create;
+  o.transaction_interval = c.transaction_interval;
+  return o;
+}
+
+PgSessionOptions PgSessionOptionsFrom(const Config& c) {
+  PgSessionOptions o;
+  o.pg = c.pg;
+  o.slot = c.slot;
+  o.publication = c.publication;
+  o.tables = c.tables;
+  o.create = c.create;
+  o.columns = c.columns;
+  o.topic = c.topic;
+  o.message_prefix = c.message_prefix;
+  o.replication_timeout = c.replication_timeout;
+  return o;
+}
+
+CatalogWatcherOptions CatalogWatcherOptionsFrom(const Config& c) {
+  CatalogWatcherOptions o;
+  o.pg = c.pg;
+  o.slot = c.slot;
+  o.publication = c.publication;
+  o.tables = c.tables;
+  o.max_retained_wal = c.max_retained_wal;
+  o.slot_check_interval = c.slot_check_interval;
+  return o;
+}
+
+}  // namespace publisher

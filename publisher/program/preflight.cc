@@ -1,0 +1,334 @@
+// Preflight: facts in, one line per check out.
+#include "publisher/program/preflight.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "publisher/mapping/mapper.h"
+#include "publisher/mapping/message_events.h"
+
+namespace publisher {
+namespace {
+
+CheckLine Ok(std::string what, std::string detail) {
+  return {true, std::move(what), std::move(detail)};
+}
+CheckLine Fail(std::string what, std::string detail) {
+  return {false, std::move(what), std::move(detail)};
+}
+CheckLine FromStatus(std::string what, const absl::Status& s, std::string ok_detail) {
+  if (s.ok()) return Ok(std::move(what), std::move(ok_detail));
+  return Fail(std::move(what), std::string(s.message()));
+}
+
+void JudgeServer(const cdc::ServerFacts& s, bool slot_exists,
+                 std::vector<CheckLine>* out) {
+  out->push_back(s.version_num >= 100000
+                     ? Ok("server version", absl::StrCat("PostgreSQL ", s.version))
+                     : Fail("server version",
+                            absl::StrCat("PostgreSQL ", s.version,
+                                         " has no pgoutput: upgrade to PostgreSQL 10 or "
+                                         "later (15 or later recommended)")));
+  out->push_back(!s.in_recovery
+                     ? Ok("primary", "the server is a primary (not in recovery)")
+                     : Fail("primary",
+                            "the server is a standby in recovery: point --pg at the "
+                            "primary (logical slots on a standby need PostgreSQL 16 and "
+                            "cannot be created there by this publisher)"));
+  out->push_back(FromStatus("wal_level", cdc::CheckWalLevel(s.wal_level), "logical"));
+  std::string slots = absl::StrCat(s.replication_slots_used, " of max_replication_slots ",
+                                   s.max_replication_slots, " in use");
+  if (slot_exists || s.replication_slots_used < s.max_replication_slots) {
+    out->push_back(
+        Ok("replication slots",
+           slot_exists ? absl::StrCat(slots, " (this publisher's among them)") : slots));
+  } else {
+    out->push_back(Fail("replication slots",
+                        absl::StrCat(slots,
+                                     ": none is free for this publisher's slot; "
+                                     "raise max_replication_slots (needs a restart) or "
+                                     "drop a slot nobody uses")));
+  }
+  std::string senders = absl::StrCat(s.wal_senders_used, " of max_wal_senders ",
+                                     s.max_wal_senders, " in use");
+  out->push_back(
+      s.wal_senders_used < s.max_wal_senders
+          ? Ok("WAL senders", senders)
+          : Fail("WAL senders", absl::StrCat(senders,
+                                             ": none is free for this publisher; "
+                                             "raise max_wal_senders (needs a restart)")));
+  if (s.role_replication || s.role_superuser) {
+    out->push_back(
+        Ok("role", absl::StrCat("role ", s.role, " has ",
+                                s.role_superuser ? "SUPERUSER" : "REPLICATION")));
+  } else {
+    out->push_back(Fail(
+        "role",
+        absl::StrCat("role ", s.role, " lacks the REPLICATION attribute: ALTER ROLE ",
+                     s.role, " REPLICATION")));
+  }
+}
+
+void JudgeTable(const Config& config, const TableName& name,
+                const absl::StatusOr<cdc::TableFacts>& facts, const std::string& role,
+                std::vector<CheckLine>* out) {
+  std::string what = absl::StrCat("table ", name.qualified());
+  if (!facts.ok()) {
+    out->push_back(
+        Fail(what, absl::StrCat("cannot read it: ", facts.status().message())));
+    return;
+  }
+  if (!facts->exists) {
+    out->push_back(
+        Fail(what, absl::StrCat("does not exist: create it (scripts/schema.sql) "
+                                "or fix --table")));
+    return;
+  }
+  if (!facts->can_select) {
+    out->push_back(Fail(what, absl::StrCat("role ", role,
+                                           " may not SELECT from it: GRANT "
+                                           "SELECT ON ",
+                                           name.qualified(), " TO ", role)));
+  } else {
+    out->push_back(Ok(what, "exists; the role may SELECT from it"));
+  }
+  absl::Status bound =
+      BoundRelation::Bind(facts->shape, config.columns, config.topic).status();
+  std::vector<std::string> columns;
+  for (const auto& c :
+       {config.columns.id, config.columns.key, config.columns.aggregate_type,
+        config.columns.type, config.columns.payload}) {
+    columns.push_back(c);
+  }
+  out->push_back(FromStatus(absl::StrCat("columns of ", name.qualified()), bound,
+                            absl::StrCat(absl::StrJoin(columns, ", "),
+                                         " and the optional ones map to the envelope")));
+}
+
+void JudgePublication(const Config& config, const PgFindings& pg,
+                      const std::vector<std::string>& tables,
+                      std::vector<CheckLine>* out) {
+  std::string what = absl::StrCat("publication ", config.publication);
+  if (!pg.publication.ok()) {
+    out->push_back(
+        Fail(what, absl::StrCat("cannot read it: ", pg.publication.status().message())));
+    return;
+  }
+  absl::Status s = cdc::CheckPublication(*pg.publication, pg.quoted_publication, tables,
+                                         pg.quoted_tables, config.create);
+  if (!s.ok()) {
+    out->push_back(Fail(what, std::string(s.message())));
+    return;
+  }
+  if (pg.publication->exists) {
+    out->push_back(
+        Ok(what, absl::StrCat("publishes INSERTs of ", absl::StrJoin(tables, ", "))));
+    return;
+  }
+  // --create: the publisher creates it at start, which takes ownership of every table.
+  bool owns_all = std::all_of(pg.tables.begin(), pg.tables.end(), [](const auto& t) {
+    return t.ok() && t->exists && t->owned;
+  });
+  std::string sql = cdc::CreatePublicationSql(pg.quoted_publication, pg.quoted_tables);
+  out->push_back(
+      owns_all ? Ok(what, "does not exist yet; the publisher creates it at start")
+               : Fail(what, absl::StrCat("does not exist, and the role cannot create it "
+                                         "(it must own the outbox tables): have the "
+                                         "table owner run ",
+                                         sql)));
+}
+
+void JudgeSlot(const Config& config, const PgFindings& pg, const std::string& database,
+               std::vector<CheckLine>* out) {
+  std::string what = absl::StrCat("slot ", config.slot);
+  if (!pg.slot.ok()) {
+    out->push_back(
+        Fail(what, absl::StrCat("cannot read it: ", pg.slot.status().message())));
+    return;
+  }
+  const cdc::SlotFacts& slot = *pg.slot;
+  absl::Status s = cdc::CheckSlot(slot, pg.literal_slot, database, config.create);
+  if (!s.ok()) {
+    out->push_back(Fail(what, std::string(s.message())));
+    return;
+  }
+  if (!slot.exists) {
+    out->push_back(Ok(what, "does not exist yet; the publisher creates it at start"));
+    return;
+  }
+  if (slot.wal_status == "unreserved") {
+    out->push_back(Fail(what,
+                        "is about to lose WAL it still needs (wal_status = "
+                        "unreserved): start the publisher now, or raise "
+                        "max_slot_wal_keep_size"));
+    return;
+  }
+  if (slot.retained_bytes && *slot.retained_bytes > config.max_retained_wal) {
+    out->push_back(Fail(
+        what, absl::StrCat("retains ", *slot.retained_bytes,
+                           " bytes of WAL, more than --max-retained-wal (",
+                           config.max_retained_wal,
+                           "): start the publisher so that it catches up, or drop the "
+                           "slot if nobody uses it (",
+                           cdc::DropSlotSql(pg.literal_slot), ")")));
+    return;
+  }
+  std::string detail = absl::StrCat(
+      "pgoutput, wal_status ", slot.wal_status.empty() ? "unknown" : slot.wal_status,
+      slot.retained_bytes
+          ? absl::StrCat(", retains ", *slot.retained_bytes, " bytes of WAL")
+          : "");
+  if (slot.active) {
+    absl::StrAppend(&detail, "; streamed now by PID ", slot.active_pid.value_or(0),
+                    " (this publisher would stand by until it lets go)");
+  }
+  out->push_back(Ok(what, detail));
+}
+
+// --message-prefix: the server streams messages (PostgreSQL 14+), and the topic
+// template fits events without a table.
+void JudgeMessages(const Config& config, int version_num, std::vector<CheckLine>* out) {
+  const char* what = "events without a table";
+  if (version_num < 140000) {
+    out->push_back(Fail(what,
+                        "--message-prefix needs PostgreSQL 14 or later (pgoutput's "
+                        "messages option): upgrade, or use the outbox table"));
+    return;
+  }
+  absl::Status bound = MessageEvents::Bind(config.columns, config.topic).status();
+  out->push_back(bound.ok()
+                     ? Ok(what, absl::StrCat("transactional messages with prefix \"",
+                                             config.message_prefix,
+                                             "\" are published (outbox_emit())"))
+                     : Fail(what, std::string(bound.message())));
+}
+
+}  // namespace
+
+std::string FormatCheckLine(const CheckLine& line) {
+  return absl::StrCat(line.ok ? "ok    " : "FAIL  ", line.what, ": ", line.detail);
+}
+
+std::vector<CheckLine> JudgePostgres(const Config& config, const PgFindings& pg) {
+  std::vector<CheckLine> out;
+  if (!pg.connect.ok()) {
+    out.push_back(Fail("PostgreSQL connection",
+                       absl::StrCat(pg.connect.message(),
+                                    ": check --pg, that the server runs, and that "
+                                    "pg_hba.conf admits this host and role")));
+    return out;
+  }
+  out.push_back(Ok("PostgreSQL connection", "connected"));
+  if (!pg.server.ok()) {
+    out.push_back(Fail("server", absl::StrCat("cannot read the server's settings: ",
+                                              pg.server.status().message())));
+    return out;
+  }
+  bool slot_exists = pg.slot.ok() && pg.slot->exists;
+  JudgeServer(*pg.server, slot_exists, &out);
+  out.push_back(FromStatus(
+      "replication connection",
+      pg.replication_connect.ok()
+          ? absl::OkStatus()
+          : absl::FailedPreconditionError(absl::StrCat(
+                pg.replication_connect.message(),
+                ": the role needs REPLICATION, and pg_hba.conf must admit a replication "
+                "connection to this database for it")),
+      "a replication=database connection is accepted"));
+  std::vector<std::string> tables;
+  for (size_t i = 0; i < config.tables.size(); ++i) {
+    tables.push_back(config.tables[i].qualified());
+    JudgeTable(config, config.tables[i],
+               i < pg.tables.size()
+                   ? pg.tables[i]
+                   : absl::StatusOr<cdc::TableFacts>(absl::UnknownError("not read")),
+               pg.server->role, &out);
+  }
+  if (!config.message_prefix.empty()) JudgeMessages(config, pg.server->version_num, &out);
+  JudgePublication(config, pg, tables, &out);
+  JudgeSlot(config, pg, pg.server->database, &out);
+  return out;
+}
+
+std::vector<CheckLine> JudgeKafka(const Config& config, const PgFindings& pg,
+                                  const KafkaFindings& kafka) {
+  std::vector<CheckLine> out;
+  if (!kafka.reachable.ok()) {
+    out.push_back(Fail("Kafka brokers",
+                       absl::StrCat(kafka.reachable.message(),
+                                    ": check --brokers, the network, and the -X "
+                                    "security.protocol / sasl.* / ssl.* settings")));
+    return out;
+  }
+  out.push_back(Ok("Kafka brokers", absl::StrCat(kafka.brokers, " broker(s) answered at ",
+                                                 config.brokers)));
+  auto exists = [&](const std::string& topic) {
+    return std::find(kafka.topics.begin(), kafka.topics.end(), topic) !=
+           kafka.topics.end();
+  };
+  for (size_t i = 0; i < config.tables.size(); ++i) {
+    std::string what = absl::StrCat("topics of ", config.tables[i].qualified());
+    if (i >= pg.tables.size() || !pg.tables[i].ok() || !pg.tables[i]->exists) {
+      out.push_back(Fail(what, "not checked: the outbox table could not be read"));
+      continue;
+    }
+    absl::StatusOr<BoundRelation> bound =
+        BoundRelation::Bind(pg.tables[i]->shape, config.columns, config.topic);
+    if (!bound.ok()) {
+      out.push_back(Fail(what, absl::StrCat("not checked: ", bound.status().message())));
+      continue;
+    }
+    if (std::optional<std::string> topic = bound->fixed_topic()) {
+      out.push_back(
+          exists(*topic)
+              ? Ok(what, absl::StrCat("every row goes to ", *topic, ", which exists"))
+              : Fail(what, absl::StrCat("every row goes to ", *topic,
+                                        ", which does not exist: create it, or "
+                                        "enable auto.create.topics.enable on the "
+                                        "brokers")));
+      continue;
+    }
+    std::vector<std::string> matching;
+    for (const std::string& t : kafka.topics) {
+      if (bound->CouldRouteTo(t)) matching.push_back(t);
+    }
+    out.push_back(
+        Ok(what, absl::StrCat("chosen per row by ", config.topic, "; ", matching.size(),
+                              " existing topic(s) match", matching.empty() ? "" : ": ",
+                              absl::StrJoin(matching, ", "),
+                              "; rows for a missing topic halt or go to the "
+                              "dead-letter topic (--on-error)")));
+  }
+  if (config.on_error == OnError::kDeadLetter) {
+    const std::string& dl = config.dead_letter_topic;
+    out.push_back(exists(dl) ? Ok("dead-letter topic", absl::StrCat(dl, " exists"))
+                             : Fail("dead-letter topic",
+                                    absl::StrCat(dl,
+                                                 " does not exist: create it (a dead "
+                                                 "letter that cannot be stored halts "
+                                                 "the publisher)")));
+  }
+  if (config.delivery == DeliveryMode::kExactlyOnce) {
+    const std::string& cp = config.checkpoint_topic;
+    if (exists(cp)) {
+      out.push_back(Ok("checkpoint topic", absl::StrCat(cp,
+                                                        " exists (it must be compacted: "
+                                                        "cleanup.policy=compact)")));
+    } else if (config.create) {
+      out.push_back(
+          Ok("checkpoint topic", absl::StrCat(cp,
+                                              " does not exist; the publisher creates it "
+                                              "(compacted, one partition) at start")));
+    } else {
+      out.push_back(Fail("checkpoint topic",
+                         absl::StrCat(cp,
+                                      " does not exist and --create=false: create it "
+                                      "compacted (cleanup.policy=compact, one "
+                                      "partition, replication factor 3)")));
+    }
+  }
+  return out;
+}
+
+}  // namespace publisher

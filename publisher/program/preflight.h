@@ -1,0 +1,55 @@
+// Preflight: the judgements behind --check. Pure: publisher/program/check.h gathers the
+// facts from PostgreSQL and Kafka; these functions turn them into one line per
+// check, each either "ok" with what was found or "FAIL" with the problem and the
+// fix. The catalog rules are cdc/catalog_facts.h's, shared with start-up.
+#ifndef PUBLISHER_PROGRAM_PREFLIGHT_H_
+#define PUBLISHER_PROGRAM_PREFLIGHT_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "cdc/catalog_facts.h"
+#include "publisher/program/config.h"
+
+namespace publisher {
+
+struct CheckLine {
+  bool ok = false;
+  std::string what;    // "wal_level", "table public.outbox", ...
+  std::string detail;  // What was found; for a FAIL, the problem and the fix.
+};
+
+// "ok    what: detail" or "FAIL  what: detail".
+std::string FormatCheckLine(const CheckLine& line);
+
+// What --check read from PostgreSQL. A failed read is kept as its status.
+struct PgFindings {
+  absl::Status connect;  // The plain connection; nothing else is read without it.
+  absl::StatusOr<cdc::ServerFacts> server = absl::UnknownError("not read");
+  absl::Status replication_connect;  // A replication=database connection.
+  std::vector<absl::StatusOr<cdc::TableFacts>> tables;  // In Config::tables order.
+  absl::StatusOr<cdc::PublicationFacts> publication = absl::UnknownError("not read");
+  absl::StatusOr<cdc::SlotFacts> slot = absl::UnknownError("not read");
+  // Names quoted for SQL, for the fixes.
+  std::string quoted_publication;
+  std::vector<std::string> quoted_tables;
+  std::string literal_slot;
+};
+
+// What --check read from Kafka.
+struct KafkaFindings {
+  absl::Status reachable;
+  int brokers = 0;
+  std::vector<std::string> topics;
+};
+
+std::vector<CheckLine> JudgePostgres(const Config& config, const PgFindings& pg);
+std::vector<CheckLine> JudgeKafka(const Config& config, const PgFindings& pg,
+                                  const KafkaFindings& kafka);
+
+}  // namespace publisher
+
+#endif  // PUBLISHER_PROGRAM_PREFLIGHT_H_

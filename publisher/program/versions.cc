@@ -1,0 +1,31 @@
+// Versions: compiled-in for the publisher, asked of the loaded libraries for the rest.
+#include "publisher/program/versions.h"
+
+#include <libpq-fe.h>
+#include <librdkafka/rdkafka.h>
+
+#include "absl/strings/str_cat.h"
+
+namespace publisher {
+namespace {
+
+// PQlibVersion() is major * 10000 + minor from PostgreSQL 10 on.
+std::string LibpqVersion() {
+  int v = PQlibVersion();
+  return absl::StrCat(v / 10000, ".", v % 10000);
+}
+
+}  // namespace
+
+std::string VersionLine() {
+  return absl::StrCat("outbox-publisher ", OUTBOX_PUBLISHER_VERSION, " (librdkafka ",
+                      rd_kafka_version_str(), ", libpq ", LibpqVersion(), ")");
+}
+
+std::vector<Field> VersionFields() {
+  return {{"version", std::string(OUTBOX_PUBLISHER_VERSION)},
+          {"librdkafka_version", std::string(rd_kafka_version_str())},
+          {"libpq_version", LibpqVersion()}};
+}
+
+}  // namespace publisher

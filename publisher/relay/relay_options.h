@@ -1,0 +1,56 @@
+// RelayOptions: what the relay is told (--table, the column flags, --topic, the
+// in-flight limits, --on-error, the intervals, --message-prefix, ...).
+#ifndef PUBLISHER_RELAY_RELAY_OPTIONS_H_
+#define PUBLISHER_RELAY_RELAY_OPTIONS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "publisher/mapping/columns.h"
+
+namespace publisher {
+
+// --on-error: stop at a row that cannot be published, or send it to the
+// dead-letter topic and go on.
+enum class OnError { kHalt, kDeadLetter };
+
+// The relay's settings. The program builds them from its Config (RelayOptionsFrom
+// in publisher/program/options.h), which holds the flags' defaults.
+struct RelayOptions {
+  std::vector<TableName> tables;
+  ColumnMapping columns;
+  std::string topic;
+  int64_t max_in_flight = 0;
+  int64_t max_in_flight_bytes = 0;
+  OnError on_error = OnError::kHalt;
+  std::string dead_letter_topic;
+  absl::Duration status_interval;
+  absl::Duration stats_interval;
+  // After the confirmable LSN advances, the earliest next status update: prompt
+  // confirmation (fewer rows repeated after a kill, the end of a burst confirmed
+  // at once) without one message per commit: at most 50 a second. The walsender
+  // only stores the position (a logical slot is saved to disk when its xmin or
+  // restart_lsn moves, not per update).
+  absl::Duration min_status_gap = absl::Milliseconds(20);
+  // While messages are in flight, the longest a delivery report waits to be served
+  // when the WAL is quiet (the loop waits on the replication socket, not on
+  // librdkafka): the end of a burst is confirmed this promptly.
+  absl::Duration delivery_poll_gap = absl::Milliseconds(5);
+  // How long a stop (or halt) waits for outstanding acknowledgements.
+  absl::Duration drain_timeout = absl::Seconds(30);
+  // How often the figures are copied to Metrics.
+  absl::Duration metrics_interval = absl::Milliseconds(250);
+  std::string database;  // For envelopes' source.database.
+  // Transactional logical decoding messages with this prefix are outbox events
+  // too (--message-prefix; "" = none).
+  std::string message_prefix;
+  // A run ends with kUnavailable after this long without a message from the
+  // server (--replication-timeout; silence_watch.h). Zero: never.
+  absl::Duration replication_timeout;
+};
+
+}  // namespace publisher
+
+#endif  // PUBLISHER_RELAY_RELAY_OPTIONS_H_

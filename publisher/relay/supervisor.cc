@@ -1,0 +1,114 @@
+// Supervisor: the reconnect / standby / producer-recreation loop around the relay.
+#include "publisher/relay/supervisor.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+
+namespace publisher {
+
+void InterruptibleSleep(absl::Duration d, const std::atomic<bool>& stop) {
+  absl::Time until = absl::Now() + d;
+  while (!stop.load() && absl::Now() < until) {
+    absl::SleepFor(std::min(absl::Milliseconds(100), until - absl::Now()));
+  }
+}
+
+bool IsSlotHeldElsewhere(const absl::Status& status) {
+  return absl::IsUnavailable(status) &&
+         absl::StrContains(status.message(), "is active for PID");
+}
+
+Supervisor::Supervisor(SupervisorOptions options, SessionSource& sessions,
+                       SinkFactory& sinks, Relay& relay, Logger& log, Sleep sleep)
+    : options_(options),
+      sessions_(sessions),
+      sinks_(sinks),
+      relay_(relay),
+      log_(log),
+      sleep_(std::move(sleep)) {}
+
+SupervisorResult Supervisor::Run(const std::atomic<bool>& stop) {
+  // At start the factory checks the brokers before PostgreSQL is touched; a
+  // factory may leave the producer to be made once the slot is held (null).
+  absl::StatusOr<std::unique_ptr<Sink>> sink = sinks_.Create(true);
+  if (!sink.ok()) return {sink.status(), false};
+  Backoff backoff(options_.backoff_initial, options_.backoff_max);
+  bool started = false;
+  while (!stop.load()) {
+    absl::StatusOr<Session> session = sessions_.Open();
+    if (!session.ok()) {
+      const absl::Status& s = session.status();
+      bool standby = IsSlotHeldElsewhere(s);
+      if (!absl::IsUnavailable(s) || (!started && !standby)) return {s, started};
+      absl::Duration wait = standby ? options_.standby_retry : backoff.Next();
+      if (metrics_ != nullptr) {
+        metrics_->SetNotStreamingReason(
+            standby ? "standing by: another publisher holds the slot"
+                    : absl::StrCat("cannot reach PostgreSQL: ", s.message()));
+      }
+      log_.Warn(standby ? "another publisher holds the slot; standing by to take over"
+                        : "cannot reach PostgreSQL; retrying",
+                {{"reason", std::string(s.message())},
+                 {"attempt", int64_t{backoff.attempts()}},
+                 {"retry_in_ms", absl::ToInt64Milliseconds(wait)}});
+      sleep_(wait, stop);
+      continue;
+    }
+    if (*sink == nullptr) {
+      // Made only now that this instance holds the slot: a transactional producer
+      // fences every other instance of its id, so a standby must not make one.
+      sink = sinks_.Create(false);
+      if (!sink.ok()) {
+        session->stream.reset();
+        if (!absl::IsUnavailable(sink.status())) return {sink.status(), started};
+        absl::Duration wait = backoff.Next();
+        if (metrics_ != nullptr) {
+          metrics_->SetNotStreamingReason(absl::StrCat(
+              "cannot create the Kafka producer: ", sink.status().message()));
+        }
+        log_.Warn("cannot create the Kafka producer; retrying",
+                  {{"reason", std::string(sink.status().message())},
+                   {"attempt", int64_t{backoff.attempts()}},
+                   {"retry_in_ms", absl::ToInt64Milliseconds(wait)}});
+        sink = std::unique_ptr<Sink>();
+        sleep_(wait, stop);
+        continue;
+      }
+    }
+    if (started) log_.Info("replication session restarted; resuming from the slot");
+    started = true;
+    backoff.Reset();
+    relay_.set_database(session->database);
+    absl::Status s = relay_.Run(*session->stream, **sink, stop);
+    session->stream.reset();
+    if (s.ok()) return {s, true};
+    if (absl::IsAborted(s)) {
+      log_.Warn(
+          "ending the Kafka producer session; recreating the producer and rewinding "
+          "to the slot (rows since the last confirmation will be published again)",
+          {{"reason", std::string(s.message())}});
+      if (metrics_ != nullptr) metrics_->SetNotStreamingReason("rewinding to the slot");
+      sink->reset();  // Destroy the old producer first: its queue must not outlive it.
+      continue;       // The next session makes the new one.
+    }
+    if (absl::IsUnavailable(s)) {
+      absl::Duration wait = backoff.Next();
+      if (metrics_ != nullptr) {
+        metrics_->CountReconnect();
+        metrics_->SetNotStreamingReason(
+            absl::StrCat("replication connection lost; reconnecting: ", s.message()));
+      }
+      log_.Warn("replication connection lost; reconnecting",
+                {{"reason", std::string(s.message())},
+                 {"attempt", int64_t{backoff.attempts()}},
+                 {"retry_in_ms", absl::ToInt64Milliseconds(wait)}});
+      sleep_(wait, stop);
+      continue;
+    }
+    return {s, true};
+  }
+  return {absl::OkStatus(), started};
+}
+
+}  // namespace publisher

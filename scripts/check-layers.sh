@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# The include rule (README.md, "Layout"), kept by the build instead of by memory:
+#   - a pure file includes no outside library's shell header (librdkafka, libpq,
+#     httplib) and no header of a shell of ours;
+#   - every folder includes only from the folders below it.
+# Fails naming each offending line. scripts/test.sh runs it before building.
+#   scripts/check-layers.sh [ROOT]   (default: this checkout)
+set -euo pipefail
+root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
+cd "$root"
+
+# Headers of the outside libraries' shells.
+library_shells='<librdkafka/|<libpq-fe\.h>|<libpq/|<httplib\.h>|"httplib\.h"'
+
+# Our shells' headers, where a folder holds both pure files and shells (cdc/ and
+# consumer/ keep theirs beside the pure code, named here).
+cdc_shells='cdc/(conninfo|sql_connection|catalog|replication_stream)\.h'
+consumer_shells='consumer/(pg_database|kafka_source|kafka_dead_letters)\.h'
+
+# folder (or file pattern) -> what its files may include of ours, as a regex over
+# the include path. Order: from the ground floor up.
+declare -A allowed=(
+  [cdc_pure]='cdc/'
+  [common]='common/'
+  [publisher/mapping]='cdc/|common/|outbox/|publisher/mapping/'
+  [publisher/operations]='cdc/|common/|publisher/operations/'
+  [publisher/delivery]='cdc/|common/|outbox/|publisher/(mapping|operations|delivery)/'
+  [publisher/relay]='cdc/|common/|outbox/|publisher/(mapping|operations|delivery|relay)/'
+  [consumer_pure]='cdc/|common/|outbox/|consumer/'
+  # Shells: the pure parts below them, and their own library.
+  [kafka]='common/|kafka/'
+  [publisher/kafka]='cdc/|common/|kafka/|outbox/|publisher/(mapping|operations|delivery|kafka)/'
+  [publisher/postgres]='cdc/|common/|outbox/|publisher/(mapping|operations|delivery|relay|postgres)/'
+  [publisher/http]='cdc/|common/|publisher/(operations|http)/'
+  [consumer_shells]='cdc/|common/|kafka/|outbox/|consumer/'
+  # The program wires everything.
+  [publisher/program]='cdc/|common/|kafka/|outbox/|publisher/'
+)
+declare -A pure=([cdc_pure]=1 [common]=1 [publisher/mapping]=1 [publisher/operations]=1
+                 [publisher/delivery]=1 [publisher/relay]=1 [consumer_pure]=1)
+
+# The files of a group.
+files_of() {
+  case "$1" in
+    cdc_pure) ls cdc/*.h cdc/*.cc | grep -Ev "^($cdc_shells|cdc/(conninfo|sql_connection|catalog|replication_stream)\.cc)$" ;;
+    consumer_pure) ls consumer/*.h consumer/*.cc | grep -Ev "^consumer/(pg_database|kafka_source|kafka_dead_letters)\.(h|cc)$" ;;
+    consumer_shells) ls consumer/pg_database.* consumer/kafka_source.* consumer/kafka_dead_letters.* consumer/example/*.h consumer/example/*.cc ;;
+    *) ls "$1"/*.h "$1"/*.cc 2>/dev/null || true ;;
+  esac
+}
+
+failed=0
+for group in "${!allowed[@]}"; do
+  for f in $(files_of "$group"); do
+    while IFS= read -r line; do
+      [ -z "$line" ] && continue
+      n=${line%%:*}
+      inc=${line#*:}
+      if [ -n "${pure[$group]:-}" ]; then
+        if [[ $inc =~ $library_shells ]] || [[ $inc =~ \"($cdc_shells|$consumer_shells)\" ]] ||
+           [[ $inc =~ \"kafka/ ]] || [[ $inc =~ \"publisher/(kafka|postgres|http|program)/ ]]; then
+          echo "$f:$n: a pure file includes a shell's header: $inc" >&2
+          failed=1
+          continue
+        fi
+      fi
+      if [[ $inc =~ ^#include\ \"([^\"]+)\" ]]; then
+        path=${BASH_REMATCH[1]}
+        # Outside libraries' headers in quotes (absl, gtest, generated protobuf).
+        [[ $path =~ ^(absl|google|gtest|gmock|nlohmann)/ ]] && continue
+        if ! [[ $path =~ ^(${allowed[$group]}) ]]; then
+          echo "$f:$n: $group may not include $path (dependencies point down)" >&2
+          failed=1
+        fi
+      fi
+    done < <(grep -n '^#include' "$f" || true)
+  done
+done
+if [ "$failed" != 0 ]; then
+  echo "check-layers: the include rule is broken (README.md, "Layout")" >&2
+  exit 1
+fi
+echo "check-layers: ok"

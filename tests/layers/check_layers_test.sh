@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# scripts/check-layers.sh passes on this tree and fails on each kind of breach,
+# planted in a copy: a pure file including a library's shell header, a pure file
+# including a shell of ours, and a folder including from a folder above it.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+check=$root/scripts/check-layers.sh
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+"$check" "$root" >/dev/null
+
+plant() {  # plant FILE LINE: a fresh copy with LINE appended to FILE must fail.
+  rm -rf "$work/tree" && mkdir "$work/tree"
+  cp -r "$root"/{cdc,common,kafka,publisher,consumer} "$work/tree"/
+  echo "$2" >>"$work/tree/$1"
+  if "$check" "$work/tree" 2>"$work/err"; then
+    echo "FAIL: not caught: $1 with $2" >&2
+    exit 1
+  fi
+  grep -q "^$1:" "$work/err" || { echo "FAIL: not named: $1" >&2; cat "$work/err" >&2; exit 1; }
+}
+plant publisher/mapping/mapper.cc '#include <librdkafka/rdkafka.h>'
+plant publisher/delivery/checkpoint.h '#include <libpq-fe.h>'
+plant publisher/operations/metrics.cc '#include <httplib.h>'
+plant publisher/relay/relay.cc '#include "publisher/kafka/kafka_sink.h"'
+plant consumer/handler.h '#include "cdc/sql_connection.h"'
+plant publisher/mapping/json_scan.h '#include "publisher/relay/relay.h"'
+plant publisher/kafka/kafka_sink.h '#include "publisher/program/config.h"'
+echo "check_layers_test: ok"

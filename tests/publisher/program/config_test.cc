@@ -1,0 +1,313 @@
+#include "publisher/program/config.h"
+
+#include <map>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace publisher {
+namespace {
+
+using ::testing::HasSubstr;
+
+EnvLookup Env(std::map<std::string, std::string> vars = {}) {
+  return [vars](const std::string& name) -> std::optional<std::string> {
+    auto it = vars.find(name);
+    if (it == vars.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+absl::StatusOr<Config> Parse(std::vector<std::string> args,
+                             std::map<std::string, std::string> env = {}) {
+  return ParseConfig(args, Env(env));
+}
+
+TEST(ConfigTest, DefaultsMatchTheSpec) {
+  Config c = *Parse({});
+  EXPECT_EQ(c.pg, "");
+  EXPECT_EQ(c.slot, "outbox_publisher");
+  EXPECT_EQ(c.publication, "outbox_publisher");
+  ASSERT_EQ(c.tables.size(), 1u);
+  EXPECT_EQ(c.tables[0], (TableName{"public", "outbox"}));
+  EXPECT_TRUE(c.create);
+  EXPECT_EQ(c.brokers, "localhost:9092");
+  EXPECT_EQ(c.topic, "outbox.event.{aggregate_type}");
+  EXPECT_EQ(c.columns.id, "id");
+  EXPECT_EQ(c.columns.key, "aggregate_id");
+  EXPECT_EQ(c.columns.aggregate_type, "aggregate_type");
+  EXPECT_EQ(c.columns.type, "event_type");
+  EXPECT_EQ(c.columns.payload, "payload");
+  EXPECT_EQ(c.columns.headers, "headers");
+  EXPECT_EQ(c.columns.timestamp, "created_at");
+  EXPECT_EQ(c.max_in_flight, 20000);
+  EXPECT_EQ(c.max_in_flight_bytes, 16777216);
+  EXPECT_EQ(c.on_error, OnError::kHalt);
+  EXPECT_EQ(c.dead_letter_topic, "outbox.dead-letter");
+  EXPECT_EQ(c.status_interval, absl::Seconds(10));
+  EXPECT_EQ(c.stats_interval, absl::Seconds(30));
+  EXPECT_EQ(c.log_format, LogFormat::kJson);
+  EXPECT_EQ(c.log_level, LogLevel::kInfo);
+  EXPECT_FALSE(c.help);
+  EXPECT_FALSE(c.check);
+  EXPECT_EQ(c.metrics_port, 0);
+  EXPECT_EQ(c.metrics_address, "127.0.0.1");
+  EXPECT_EQ(c.max_retained_wal, int64_t{1} << 30);
+  EXPECT_EQ(c.slot_check_interval, absl::Seconds(10));
+  EXPECT_EQ(c.replication_timeout, absl::Seconds(60));
+  EXPECT_EQ(c.delivery, DeliveryMode::kAtLeastOnce);
+  EXPECT_EQ(TransactionalId(c), "outbox-publisher.outbox_publisher");
+  EXPECT_EQ(c.checkpoint_topic, "outbox.checkpoints");
+  EXPECT_EQ(c.transaction_interval, absl::Milliseconds(100));
+}
+
+TEST(ConfigTest, ExactlyOnceFlags) {
+  absl::StatusOr<Config> c =
+      Parse({"--delivery=exactly-once", "--slot", "orders", "--checkpoint-topic", "cp",
+             "--transaction-interval", "250ms"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->delivery, DeliveryMode::kExactlyOnce);
+  EXPECT_EQ(TransactionalId(*c), "outbox-publisher.orders");  // Follows --slot.
+  EXPECT_EQ(c->checkpoint_topic, "cp");
+  EXPECT_EQ(c->transaction_interval, absl::Milliseconds(250));
+  EXPECT_EQ(TransactionalId(*Parse({"--transactional-id", "eu-1"})), "eu-1");
+  EXPECT_EQ(Parse({}, {{"OUTBOX_DELIVERY", "exactly-once"}})->delivery,
+            DeliveryMode::kExactlyOnce);
+  std::map<std::string, std::string> described;
+  for (const auto& [k, v] : DescribeConfig(*c))
+    if (const auto* s = std::get_if<std::string>(&v)) described[k] = *s;
+  EXPECT_EQ(described["delivery"], "exactly-once");
+  EXPECT_EQ(described["transactional-id"], "outbox-publisher.orders");
+}
+
+TEST(ConfigTest, BadExactlyOnceValuesNameTheFlag) {
+  for (const auto& [flag, value] : std::vector<std::pair<std::string, std::string>>{
+           {"--delivery", "exactly_once"},
+           {"--delivery", "at-most-once"},
+           {"--transaction-interval", "0s"},
+           {"--transaction-interval", "soon"},
+           {"--transactional-id", ""},
+           {"--checkpoint-topic", ""}}) {
+    absl::StatusOr<Config> c = Parse({flag + "=" + value});
+    ASSERT_FALSE(c.ok()) << flag << " " << value;
+    EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(c.status().message(), HasSubstr(flag)) << c.status();
+  }
+  // A transactional id through -X would make the at-least-once producer
+  // transactional behind the publisher's back.
+  absl::StatusOr<Config> x = Parse({"-X", "transactional.id=t"});
+  ASSERT_FALSE(x.ok());
+  EXPECT_THAT(x.status().message(), HasSubstr("--transactional-id"));
+}
+
+TEST(ConfigTest, OperationsFlags) {
+  absl::StatusOr<Config> c =
+      Parse({"--check", "--metrics-port", "9187", "--metrics-address=0.0.0.0",
+             "--max-retained-wal", "512MB", "--slot-check-interval", "2s",
+             "--replication-timeout", "15s"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->check);
+  EXPECT_EQ(c->metrics_port, 9187);
+  EXPECT_EQ(c->metrics_address, "0.0.0.0");
+  EXPECT_EQ(c->max_retained_wal, int64_t{512} << 20);
+  EXPECT_EQ(c->slot_check_interval, absl::Seconds(2));
+  EXPECT_EQ(c->replication_timeout, absl::Seconds(15));
+  EXPECT_EQ(Parse({}, {{"OUTBOX_METRICS_PORT", "9000"}})->metrics_port, 9000);
+  EXPECT_EQ(Parse({}, {{"OUTBOX_REPLICATION_TIMEOUT", "2m"}})->replication_timeout,
+            absl::Minutes(2));
+}
+
+TEST(ConfigTest, BadOperationsValuesNameTheFlag) {
+  for (const auto& [flag, value] : std::vector<std::pair<std::string, std::string>>{
+           {"--metrics-port", "70000"},
+           {"--metrics-port", "x"},
+           {"--max-retained-wal", "1XB"},
+           {"--max-retained-wal", "0"},
+           {"--slot-check-interval", "0s"},
+           {"--replication-timeout", "0s"},
+           {"--replication-timeout", "soon"}}) {
+    absl::StatusOr<Config> c = Parse({flag, value});
+    ASSERT_FALSE(c.ok()) << flag << " " << value;
+    EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(c.status().message(), HasSubstr(flag)) << c.status();
+  }
+}
+
+TEST(ConfigTest, ByteSizes) {
+  EXPECT_EQ(*ParseByteSize("1GB"), int64_t{1} << 30);
+  EXPECT_EQ(*ParseByteSize("1 gib"), int64_t{1} << 30);
+  EXPECT_EQ(*ParseByteSize("64kB"), 64 * 1024);
+  EXPECT_EQ(*ParseByteSize("2TB"), int64_t{2} << 40);
+  EXPECT_EQ(*ParseByteSize("1048576"), 1048576);
+  EXPECT_EQ(*ParseByteSize("10B"), 10);
+  EXPECT_FALSE(ParseByteSize("").ok());
+  EXPECT_FALSE(ParseByteSize("GB").ok());
+  EXPECT_FALSE(ParseByteSize("1.5GB").ok());
+  EXPECT_FALSE(ParseByteSize("99999999999TB").ok());
+}
+
+TEST(ConfigTest, EveryFlagInBothSpellings) {
+  absl::StatusOr<Config> c = Parse({"--pg",
+                                    "host=db dbname=app",
+                                    "--slot=s1",
+                                    "--publication",
+                                    "p1",
+                                    "--table",
+                                    "outbox, audit.events",
+                                    "--create=false",
+                                    "--brokers",
+                                    "k1:9092,k2:9092",
+                                    "--topic",
+                                    "events.{table}.{event_type}",
+                                    "--id-column",
+                                    "event_id",
+                                    "--key-column",
+                                    "k",
+                                    "--aggregate-type-column",
+                                    "at",
+                                    "--type-column",
+                                    "et",
+                                    "--payload-column",
+                                    "body",
+                                    "--headers-column",
+                                    "h",
+                                    "--timestamp-column",
+                                    "ts",
+                                    "--max-in-flight",
+                                    "10",
+                                    "--max-in-flight-bytes",
+                                    "4096",
+                                    "--on-error",
+                                    "dead-letter",
+                                    "--dead-letter-topic",
+                                    "dlq",
+                                    "--status-interval",
+                                    "500ms",
+                                    "--stats-interval",
+                                    "1m",
+                                    "--log-format",
+                                    "text",
+                                    "--log-level",
+                                    "debug",
+                                    "-X",
+                                    "linger.ms=5",
+                                    "-Xcompression.type=zstd"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->pg, "host=db dbname=app");
+  EXPECT_EQ(c->slot, "s1");
+  EXPECT_EQ(c->publication, "p1");
+  EXPECT_THAT(c->tables, ::testing::ElementsAre(TableName{"public", "outbox"},
+                                                TableName{"audit", "events"}));
+  EXPECT_FALSE(c->create);
+  EXPECT_EQ(c->brokers, "k1:9092,k2:9092");
+  EXPECT_EQ(c->topic, "events.{table}.{event_type}");
+  EXPECT_EQ(c->columns.id, "event_id");
+  EXPECT_EQ(c->columns.key, "k");
+  EXPECT_EQ(c->columns.aggregate_type, "at");
+  EXPECT_EQ(c->columns.type, "et");
+  EXPECT_EQ(c->columns.payload, "body");
+  EXPECT_EQ(c->columns.headers, "h");
+  EXPECT_EQ(c->columns.timestamp, "ts");
+  EXPECT_EQ(c->max_in_flight, 10);
+  EXPECT_EQ(c->max_in_flight_bytes, 4096);
+  EXPECT_EQ(c->on_error, OnError::kDeadLetter);
+  EXPECT_EQ(c->dead_letter_topic, "dlq");
+  EXPECT_EQ(c->status_interval, absl::Milliseconds(500));
+  EXPECT_EQ(c->stats_interval, absl::Minutes(1));
+  EXPECT_EQ(c->log_format, LogFormat::kText);
+  EXPECT_EQ(c->log_level, LogLevel::kDebug);
+  EXPECT_THAT(c->kafka_properties,
+              ::testing::ElementsAre(
+                  std::pair<std::string, std::string>{"linger.ms", "5"},
+                  std::pair<std::string, std::string>{"compression.type", "zstd"}));
+}
+
+TEST(ConfigTest, EnvironmentFallbackAndFlagsWin) {
+  Config c = *Parse({"--slot", "from_flag"}, {{"OUTBOX_SLOT", "from_env"},
+                                              {"OUTBOX_BROKERS", "env:9092"},
+                                              {"OUTBOX_MAX_IN_FLIGHT_BYTES", "2048"},
+                                              {"OUTBOX_CREATE", "false"}});
+  EXPECT_EQ(c.slot, "from_flag");
+  EXPECT_EQ(c.brokers, "env:9092");
+  EXPECT_EQ(c.max_in_flight_bytes, 2048);
+  EXPECT_FALSE(c.create);
+}
+
+TEST(ConfigTest, BareBoolFlagMeansTrue) {
+  EXPECT_TRUE(Parse({"--create"})->create);
+  EXPECT_FALSE(Parse({"--create", "false"})->create);
+  EXPECT_TRUE(Parse({"--create", "--slot", "x"})->create);
+}
+
+TEST(ConfigTest, HelpIsRecognised) {
+  EXPECT_TRUE(Parse({"--help"})->help);
+  EXPECT_TRUE(Parse({"-h"})->help);
+  EXPECT_TRUE(Parse({"--version"})->version);
+  EXPECT_FALSE(Parse({})->version);
+  std::string usage = Usage();
+  for (const char* flag : {"--pg", "--slot", "--table", "--max-in-flight-bytes",
+                           "--on-error", "--log-level", "-X key=value", "OUTBOX_"}) {
+    EXPECT_THAT(usage, HasSubstr(flag));
+  }
+  EXPECT_THAT(usage, HasSubstr("[outbox.event.{aggregate_type}]"));
+}
+
+struct BadCase {
+  std::vector<std::string> args;
+  std::map<std::string, std::string> env;
+  std::string message;
+};
+
+TEST(ConfigTest, BadValuesNameTheValueAndWhatIsAccepted) {
+  std::vector<BadCase> cases = {
+      {{"--nope"}, {}, "unknown flag --nope"},
+      {{"stray"}, {}, "unexpected argument \"stray\""},
+      {{"--slot"}, {}, "flag --slot needs a value"},
+      {{"--slot", ""}, {}, "--slot: must not be empty"},
+      {{"--max-in-flight", "0"},
+       {},
+       "\"0\" for --max-in-flight: expected a positive integer"},
+      {{"--max-in-flight", "ten"}, {}, "expected a positive integer"},
+      {{"--max-in-flight-bytes", "100"}, {}, "expected at least 1024"},
+      {{"--status-interval", "10"}, {}, "expected a positive duration"},
+      {{"--stats-interval", "-1s"}, {}, "expected a positive duration"},
+      {{"--on-error", "ignore"}, {}, "expected halt or dead-letter"},
+      {{"--log-format", "xml"}, {}, "expected json or text"},
+      {{"--log-level", "loud"}, {}, "expected debug, info, warn or error"},
+      {{"--create=maybe"}, {}, "expected true or false"},
+      {{"--table", "a.b.c"}, {}, "as table or schema.table"},
+      {{"--table", "outbox,"}, {}, "as table or schema.table"},
+      {{"--topic", "t.{"}, {}, "must name a column"},
+      {{"--topic", "t.{}"}, {}, "must name a column"},
+      {{"--topic", "t.}x"}, {}, "unbalanced braces"},
+      {{"-X", "nokey"}, {}, "expected -X key=value"},
+      {{"-X"}, {}, "expected -X key=value"},
+      {{"--pg", "host='unterminated"}, {}, "for --pg"},
+      {{}, {{"OUTBOX_MAX_IN_FLIGHT", "x"}}, "(from OUTBOX_MAX_IN_FLIGHT)"},
+  };
+  for (const BadCase& bad : cases) {
+    absl::StatusOr<Config> c = Parse(bad.args, bad.env);
+    ASSERT_FALSE(c.ok()) << ::testing::PrintToString(bad.args);
+    EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(c.status().message(), HasSubstr(bad.message));
+  }
+}
+
+TEST(ConfigTest, DescriptionRedactsSecrets) {
+  Config c =
+      *Parse({"--pg", "host=db password=hunter2 user=app", "-X", "sasl.password=s3cret",
+              "-X", "ssl.key.password=k", "-X", "linger.ms=5"});
+  std::string all;
+  for (const auto& [k, v] : DescribeConfig(c)) {
+    std::visit([&](const auto& x) { all += k + "=" + absl::StrCat(x) + ";"; }, v);
+  }
+  EXPECT_THAT(all, ::testing::Not(HasSubstr("hunter2")));
+  EXPECT_THAT(all, ::testing::Not(HasSubstr("s3cret")));
+  EXPECT_THAT(all, HasSubstr("password=********"));
+  EXPECT_THAT(all, HasSubstr("X.sasl.password=********"));
+  EXPECT_THAT(all, HasSubstr("X.linger.ms=5"));
+  EXPECT_THAT(all, HasSubstr("slot=outbox_publisher"));
+}
+
+}  // namespace
+}  // namespace publisher
