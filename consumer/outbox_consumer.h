@@ -34,12 +34,12 @@
 #include "absl/time/time.h"
 #include "common/log.h"
 #include "consumer/database.h"
-#include "consumer/dead_letters.h"
+#include "consumer/failures/dead_letters.h"
 #include "consumer/handler.h"
-#include "consumer/partition_gate.h"
+#include "consumer/failures/partition_gate.h"
 #include "consumer/processed_table.h"
 #include "consumer/record_source.h"
-#include "consumer/retry_policy.h"
+#include "consumer/failures/retry_policy.h"
 
 namespace consumer {
 

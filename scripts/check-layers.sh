@@ -12,10 +12,10 @@ cd "$root"
 # Headers of the outside libraries' shells.
 library_shells='<librdkafka/|<libpq-fe\.h>|<libpq/|<httplib\.h>|"httplib\.h"'
 
-# Our shells' headers, where a folder holds both pure files and shells (cdc/ and
-# consumer/ keep theirs beside the pure code, named here).
+# Our shells' headers: the shell folders, and cdc/'s libpq shells, which the
+# ground floor keeps beside its pure decoding (named here).
 cdc_shells='cdc/(conninfo|sql_connection|catalog|replication_stream)\.h'
-consumer_shells='consumer/(pg_database|kafka_source|kafka_dead_letters)\.h'
+shell_folders='kafka/|publisher/(kafka|postgres|http|program)/|consumer/(kafka|postgres|example)/'
 
 # folder (or file pattern) -> what its files may include of ours, as a regex over
 # the include path. Order: from the ground floor up.
@@ -26,25 +26,27 @@ declare -A allowed=(
   [publisher/operations]='cdc/|common/|publisher/operations/'
   [publisher/delivery]='cdc/|common/|outbox/|publisher/(mapping|operations|delivery)/'
   [publisher/relay]='cdc/|common/|outbox/|publisher/(mapping|operations|delivery|relay)/'
-  [consumer_pure]='cdc/|common/|outbox/|consumer/'
+  [consumer]='cdc/|common/|outbox/|consumer/(failures/)?[a-z_]+\.h'
+  [consumer/failures]='cdc/|common/|outbox/|consumer/(failures/)?[a-z_]+\.h'
   # Shells: the pure parts below them, and their own library.
   [kafka]='common/|kafka/'
   [publisher/kafka]='cdc/|common/|kafka/|outbox/|publisher/(mapping|operations|delivery|kafka)/'
   [publisher/postgres]='cdc/|common/|outbox/|publisher/(mapping|operations|delivery|relay|postgres)/'
   [publisher/http]='cdc/|common/|publisher/(operations|http)/'
-  [consumer_shells]='cdc/|common/|kafka/|outbox/|consumer/'
+  [consumer/kafka]='cdc/|common/|kafka/|outbox/|consumer/((failures|kafka)/)?[a-z_]+\.h'
+  [consumer/postgres]='cdc/|common/|outbox/|consumer/((failures|postgres)/)?[a-z_]+\.h'
+  [consumer/example]='cdc/|common/|outbox/|consumer/'
   # The program wires everything.
   [publisher/program]='cdc/|common/|kafka/|outbox/|publisher/'
 )
 declare -A pure=([cdc_pure]=1 [common]=1 [publisher/mapping]=1 [publisher/operations]=1
-                 [publisher/delivery]=1 [publisher/relay]=1 [consumer_pure]=1)
+                 [publisher/delivery]=1 [publisher/relay]=1 [consumer]=1
+                 [consumer/failures]=1)
 
 # The files of a group.
 files_of() {
   case "$1" in
-    cdc_pure) ls cdc/*.h cdc/*.cc | grep -Ev "^($cdc_shells|cdc/(conninfo|sql_connection|catalog|replication_stream)\.cc)$" ;;
-    consumer_pure) ls consumer/*.h consumer/*.cc | grep -Ev "^consumer/(pg_database|kafka_source|kafka_dead_letters)\.(h|cc)$" ;;
-    consumer_shells) ls consumer/pg_database.* consumer/kafka_source.* consumer/kafka_dead_letters.* consumer/example/*.h consumer/example/*.cc ;;
+    cdc_pure) ls cdc/*.h cdc/*.cc | grep -Ev "^cdc/(conninfo|sql_connection|catalog|replication_stream)\.(h|cc)$" ;;
     *) ls "$1"/*.h "$1"/*.cc 2>/dev/null || true ;;
   esac
 }
@@ -57,8 +59,8 @@ for group in "${!allowed[@]}"; do
       n=${line%%:*}
       inc=${line#*:}
       if [ -n "${pure[$group]:-}" ]; then
-        if [[ $inc =~ $library_shells ]] || [[ $inc =~ \"($cdc_shells|$consumer_shells)\" ]] ||
-           [[ $inc =~ \"kafka/ ]] || [[ $inc =~ \"publisher/(kafka|postgres|http|program)/ ]]; then
+        if [[ $inc =~ $library_shells ]] || [[ $inc =~ \"$cdc_shells\" ]] ||
+           [[ $inc =~ \"($shell_folders) ]]; then
           echo "$f:$n: a pure file includes a shell's header: $inc" >&2
           failed=1
           continue

@@ -17,10 +17,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "consumer/example/paid_orders.h"
-#include "consumer/kafka_dead_letters.h"
-#include "consumer/kafka_source.h"
+#include "consumer/kafka/kafka_dead_letters.h"
+#include "consumer/kafka/kafka_source.h"
 #include "consumer/outbox_consumer.h"
-#include "consumer/pg_database.h"
+#include "consumer/postgres/pg_database.h"
 
 namespace {
 

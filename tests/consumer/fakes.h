@@ -12,7 +12,7 @@
 
 #include "absl/time/time.h"
 #include "consumer/database.h"
-#include "consumer/dead_letters.h"
+#include "consumer/failures/dead_letters.h"
 #include "consumer/record_source.h"
 
 namespace consumer {

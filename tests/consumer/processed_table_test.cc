@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "consumer/apply_once.h"
-#include "consumer/pg_database.h"
+#include "consumer/postgres/pg_database.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/consumer/fakes.h"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # scripts/check-layers.sh passes on this tree and fails on each kind of breach,
 # planted in a copy: a pure file including a library's shell header, a pure file
-# including a shell of ours, and a folder including from a folder above it.
+# including a shell of ours, and a folder including from a folder above it. Then
+# the build's side of the rule: configuring fails when a pure library is made to
+# link librdkafka (outbox_pure_library in CMakeLists.txt).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 check=$root/scripts/check-layers.sh
@@ -12,7 +14,8 @@ trap 'rm -rf "$work"' EXIT
 
 plant() {  # plant FILE LINE: a fresh copy with LINE appended to FILE must fail.
   rm -rf "$work/tree" && mkdir "$work/tree"
-  cp -r "$root"/{cdc,common,kafka,publisher,consumer} "$work/tree"/
+  cp -r "$root"/{cdc,common,kafka,publisher,consumer,proto} "$root"/CMakeLists.txt \
+    "$work/tree"/
   echo "$2" >>"$work/tree/$1"
   if "$check" "$work/tree" 2>"$work/err"; then
     echo "FAIL: not caught: $1 with $2" >&2
@@ -27,4 +30,17 @@ plant publisher/relay/relay.cc '#include "publisher/kafka/kafka_sink.h"'
 plant consumer/handler.h '#include "cdc/sql_connection.h"'
 plant publisher/mapping/json_scan.h '#include "publisher/relay/relay.h"'
 plant publisher/kafka/kafka_sink.h '#include "publisher/program/config.h"'
+plant consumer/apply_once.cc '#include "consumer/kafka/kafka_source.h"'
+
+# The build: a pure library that links librdkafka does not configure.
+sed -i 's|LIBS cdc_core outbox_proto absl::time|LIBS cdc_core PkgConfig::RDKAFKA outbox_proto absl::time|' \
+  "$work/tree/CMakeLists.txt"
+grep -q 'cdc_core PkgConfig::RDKAFKA outbox_proto' "$work/tree/CMakeLists.txt" ||
+  { echo "FAIL: could not plant the link in CMakeLists.txt" >&2; exit 1; }
+if cmake -S "$work/tree" -B "$work/build" -DOUTBOX_TESTS=OFF >"$work/cmake.log" 2>&1; then
+  echo "FAIL: a pure library linking librdkafka configured" >&2
+  exit 1
+fi
+grep -q "publisher_mapping is pure logic: it may not link PkgConfig::RDKAFKA" "$work/cmake.log" ||
+  { echo "FAIL: configuring failed for another reason:" >&2; cat "$work/cmake.log" >&2; exit 1; }
 echo "check_layers_test: ok"

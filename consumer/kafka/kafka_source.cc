@@ -1,5 +1,5 @@
 // KafkaSource: librdkafka's consumer, its rebalance callback and offset store.
-#include "consumer/kafka_source.h"
+#include "consumer/kafka/kafka_source.h"
 
 #include <librdkafka/rdkafka.h>
 

@@ -7,8 +7,8 @@
 // already fetched are not handled: they are dropped, and read again once the held
 // record is done (the partition resumes from the offset after it). Other
 // partitions go on.
-#ifndef CONSUMER_PARTITION_GATE_H_
-#define CONSUMER_PARTITION_GATE_H_
+#ifndef CONSUMER_FAILURES_PARTITION_GATE_H_
+#define CONSUMER_FAILURES_PARTITION_GATE_H_
 
 #include <vector>
 
@@ -63,4 +63,4 @@ class PartitionGate {
 
 }  // namespace consumer
 
-#endif  // CONSUMER_PARTITION_GATE_H_
+#endif  // CONSUMER_FAILURES_PARTITION_GATE_H_

@@ -1,5 +1,5 @@
 // PartitionGate: one held record and its backoff per partition.
-#include "consumer/partition_gate.h"
+#include "consumer/failures/partition_gate.h"
 
 #include <utility>
 

@@ -1,5 +1,5 @@
 // DecideRetry: retryable errors until attempts run out.
-#include "consumer/retry_policy.h"
+#include "consumer/failures/retry_policy.h"
 
 #include "consumer/handler.h"
 

@@ -1,5 +1,5 @@
 // DecideRetry and the handler outcomes it reads.
-#include "consumer/retry_policy.h"
+#include "consumer/failures/retry_policy.h"
 
 #include "consumer/handler.h"
 #include "gtest/gtest.h"

@@ -2,8 +2,8 @@
 // producer (acks=all), each dead letter waited for until the broker stored it.
 // The librdkafka shell for dead letters. Dead letters are rare, so one round trip
 // each costs nothing that matters.
-#ifndef CONSUMER_KAFKA_DEAD_LETTERS_H_
-#define CONSUMER_KAFKA_DEAD_LETTERS_H_
+#ifndef CONSUMER_KAFKA_KAFKA_DEAD_LETTERS_H_
+#define CONSUMER_KAFKA_KAFKA_DEAD_LETTERS_H_
 
 #include <memory>
 #include <string>
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "consumer/dead_letters.h"
+#include "consumer/failures/dead_letters.h"
 
 typedef struct rd_kafka_s rd_kafka_t;
 
@@ -36,4 +36,4 @@ class KafkaDeadLetters : public DeadLetterSink {
 
 }  // namespace consumer
 
-#endif  // CONSUMER_KAFKA_DEAD_LETTERS_H_
+#endif  // CONSUMER_KAFKA_KAFKA_DEAD_LETTERS_H_

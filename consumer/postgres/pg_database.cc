@@ -1,5 +1,5 @@
 // PgDatabase: transactions over cdc::SqlConnection, reconnecting when needed.
-#include "consumer/pg_database.h"
+#include "consumer/postgres/pg_database.h"
 
 #include <libpq-fe.h>
 

@@ -10,8 +10,8 @@
 //
 // read_committed: a publisher in exactly-once mode aborts Kafka transactions, and
 // their records must not be applied.
-#ifndef CONSUMER_KAFKA_SOURCE_H_
-#define CONSUMER_KAFKA_SOURCE_H_
+#ifndef CONSUMER_KAFKA_KAFKA_SOURCE_H_
+#define CONSUMER_KAFKA_KAFKA_SOURCE_H_
 
 #include <memory>
 #include <string>
@@ -63,4 +63,4 @@ class KafkaSource : public RecordSource {
 
 }  // namespace consumer
 
-#endif  // CONSUMER_KAFKA_SOURCE_H_
+#endif  // CONSUMER_KAFKA_KAFKA_SOURCE_H_

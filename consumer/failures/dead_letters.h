@@ -13,8 +13,8 @@
 // a dead letter is never lost, and may be sent twice (a crash between the two).
 // Dead-lettered ids are not recorded as processed, so an event re-driven from the
 // dead-letter topic after a fix is applied then.
-#ifndef CONSUMER_DEAD_LETTERS_H_
-#define CONSUMER_DEAD_LETTERS_H_
+#ifndef CONSUMER_FAILURES_DEAD_LETTERS_H_
+#define CONSUMER_FAILURES_DEAD_LETTERS_H_
 
 #include <string>
 #include <utility>
@@ -45,4 +45,4 @@ class DeadLetterSink {
 
 }  // namespace consumer
 
-#endif  // CONSUMER_DEAD_LETTERS_H_
+#endif  // CONSUMER_FAILURES_DEAD_LETTERS_H_

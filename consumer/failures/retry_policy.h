@@ -5,8 +5,8 @@
 // to the dead-letter topic. Attempts that failed because the database itself was
 // unreachable are not counted (OutboxConsumer): the record is not at fault, and
 // nothing else could be applied meanwhile either.
-#ifndef CONSUMER_RETRY_POLICY_H_
-#define CONSUMER_RETRY_POLICY_H_
+#ifndef CONSUMER_FAILURES_RETRY_POLICY_H_
+#define CONSUMER_FAILURES_RETRY_POLICY_H_
 
 #include <string>
 
@@ -33,4 +33,4 @@ RetryDecision DecideRetry(const absl::Status& error, int attempts,
 
 }  // namespace consumer
 
-#endif  // CONSUMER_RETRY_POLICY_H_
+#endif  // CONSUMER_FAILURES_RETRY_POLICY_H_

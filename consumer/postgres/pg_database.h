@@ -4,8 +4,8 @@
 // A statement waits at most the answer timeout (30 s): a connection that went
 // silent without closing (issue 17) fails, and is made again, instead of stalling
 // the consumer forever.
-#ifndef CONSUMER_PG_DATABASE_H_
-#define CONSUMER_PG_DATABASE_H_
+#ifndef CONSUMER_POSTGRES_PG_DATABASE_H_
+#define CONSUMER_POSTGRES_PG_DATABASE_H_
 
 #include <memory>
 #include <string>
@@ -45,4 +45,4 @@ class PgDatabase : public Database {
 
 }  // namespace consumer
 
-#endif  // CONSUMER_PG_DATABASE_H_
+#endif  // CONSUMER_POSTGRES_PG_DATABASE_H_

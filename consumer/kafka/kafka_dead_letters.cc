@@ -1,5 +1,5 @@
 // KafkaDeadLetters: produce, then flush until the delivery report came.
-#include "consumer/kafka_dead_letters.h"
+#include "consumer/kafka/kafka_dead_letters.h"
 
 #include <librdkafka/rdkafka.h>
 

@@ -1,5 +1,5 @@
 // DeadLetterHeaders: the record's headers plus why it was given up.
-#include "consumer/dead_letters.h"
+#include "consumer/failures/dead_letters.h"
 
 #include "absl/strings/str_cat.h"
 
