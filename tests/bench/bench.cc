@@ -1,12 +1,14 @@
 // outbox-bench: scripts/bench.sh's driver. Every contender reads the same backlog in
 // the same PostgreSQL cluster, from a slot of its own created before the backlog:
 //   limit           bench-raw-reader (raw libpq, discards CopyData), blocking and
-//                   napping when dry, each run first and last; the fastest counts;
+//                   napping when dry; the faster of the two is a round's limit;
 //   pg_recvlogical  pgoutput, same publication, to /dev/null (reference);
 //   publisher       outbox-publisher to mock-kafka, timed until its slot's
-//                   confirmed_flush_lsn reaches the end of the backlog; run before
-//                   and after the limit's last runs, the faster counts (its CPU
-//                   and RSS are that run's);
+//                   confirmed_flush_lsn reaches the end of the backlog, right
+//                   after the round's limit;
+// in 5 rounds (paired runs under the same load on a shared machine, where one run
+// alone swings by a third): the medians count, and the ratio is the median of
+// the rounds' ratios, with its lowest and highest; peak RSS is the highest;
 //   producing alone bench-sink-floor: the publisher's KafkaSink producing records
 //                   of the same size, no reading or mapping (a CPU floor).
 // For the publisher it also reads CPU time (user+sys of all threads, /proc) and
@@ -84,9 +86,13 @@ const std::vector<std::string> kExactlyOnce = {"--delivery", "exactly-once"};
 
 struct Result {
   Workload w;
+  // Medians over `rounds` paired runs (Bench::RunWorkload); `ratio` is the median
+  // of each round's publisher / limit, between ratio_low and ratio_high.
+  int rounds = 0;
+  double ratio = 0, ratio_low = 0, ratio_high = 0;
   double limit_rows_s = 0, recvlogical_rows_s = 0, publisher_rows_s = 0;
   double cpu_us_per_row = 0;
-  // The limit reader's CPU per row (the faster run's): what merely receiving the
+  // The limit reader's CPU per row (median): what merely receiving the
   // stream through libpq costs, a floor under the publisher's figure.
   double limit_cpu_us_per_row = 0;
   // What producing alone costs: bench-sink-floor (KafkaSink with the publisher's
@@ -97,8 +103,9 @@ struct Result {
 
 class Bench {
  public:
-  Bench(std::vector<std::string> publisher_flags)
-      : publisher_flags_(std::move(publisher_flags)) {}
+  // `rounds`: paired runs of the limit and the publisher per workload.
+  Bench(std::vector<std::string> publisher_flags, int rounds)
+      : publisher_flags_(std::move(publisher_flags)), rounds_(rounds) {}
 
   Result RunWorkload(const Workload& w) {
     std::cerr << "bench: " << w.name << ": writing the backlog" << std::endl;
@@ -106,9 +113,15 @@ class Bench {
                    "start PostgreSQL");
     auto sql = Must(pg->Connect(), "connect");
     Must(sql->Exec(OutboxSchema()), "schema");
-    for (const char* slot : {"bench_limit_first", "bench_limit_first_nap",
-                             "bench_recvlogical", "outbox_publisher", "bench_limit_last",
-                             "bench_limit_last_nap", "outbox_publisher_again"}) {
+    // Not for a broker that answers in 1 s: its figure is the broker's, and one run
+    // takes minutes.
+    const int rounds = w.broker_rtt_ms > 0 ? 1 : rounds_;
+    std::vector<std::string> slots = {"bench_recvlogical"};
+    for (int i = 0; i < rounds; ++i) {
+      for (const char* kind : {"bench_limit_", "bench_limit_nap_", "bench_publisher_"})
+        slots.push_back(absl::StrCat(kind, i));
+    }
+    for (const std::string& slot : slots) {
       Must(sql->Exec(absl::StrCat("SELECT pg_create_logical_replication_slot('", slot,
                                   "', 'pgoutput')")),
            "create slot");
@@ -117,33 +130,44 @@ class Bench {
     std::string end = Must(sql->Value("SELECT pg_current_wal_insert_lsn()::text"), "lsn");
 
     Result r{w};
-    // The limit: the raw reader blocking for every message and napping 100 us when
-    // dry, each before and after the others; the fastest run counts.
-    double best = 0, best_cpu = 0;
-    auto limit = [&](const char* slot, const char* nap) {
-      std::vector<std::string> argv = {BuildPath("bench-raw-reader"), pg->conninfo(),
-                                       slot, "outbox_publisher", end};
-      if (nap != nullptr) argv.push_back(nap);
-      double cpu = 0, seconds = Time(argv, &cpu);
-      if (best == 0 || seconds < best) best = seconds, best_cpu = cpu;
-    };
-    limit("bench_limit_first", nullptr);
-    limit("bench_limit_first_nap", "100");
     r.recvlogical_rows_s =
         w.rows / Time({"/usr/lib/postgresql/15/bin/pg_recvlogical", "-d", pg->conninfo(),
                        "--slot", "bench_recvlogical", "--start", "-o", "proto_version=1",
                        "-o", "publication_names=outbox_publisher", "--endpos", end, "-f",
                        "/dev/null", "--no-loop"});
-    // The publisher too runs before and after the limit's last runs, and its
-    // faster run counts, as the limit's fastest does: on a shared machine one run
-    // alone swings by a third.
-    RunPublisher(*pg, *sql, end, "outbox_publisher", &r);
-    limit("bench_limit_last", nullptr);
-    limit("bench_limit_last_nap", "100");
-    // Not for a broker that answers in 1 s: its figure is the broker's.
-    if (w.broker_rtt_ms == 0) RunPublisher(*pg, *sql, end, "outbox_publisher_again", &r);
-    r.limit_rows_s = w.rows / best;
-    r.limit_cpu_us_per_row = best_cpu * 1e6 / w.rows;
+    // Rounds of the limit and the publisher, one right after the other, so that each
+    // ratio compares runs under the same load on a shared machine (one run alone
+    // swings by a third); the medians count. The limit of a round is the faster of
+    // the raw reader blocking for every message and napping 100 us when dry.
+    std::vector<double> limit_s, limit_cpu, publisher_s, publisher_cpu, ratios;
+    for (int i = 0; i < rounds; ++i) {
+      double best = 0, best_cpu = 0;
+      for (const char* nap : {"", "100"}) {
+        std::vector<std::string> argv = {
+            BuildPath("bench-raw-reader"), pg->conninfo(),
+            absl::StrCat(*nap ? "bench_limit_nap_" : "bench_limit_", i),
+            "outbox_publisher", end};
+        if (*nap) argv.push_back(nap);
+        double cpu = 0, seconds = Time(argv, &cpu);
+        if (best == 0 || seconds < best) best = seconds, best_cpu = cpu;
+      }
+      PublisherRun run =
+          RunPublisher(*pg, *sql, end, absl::StrCat("bench_publisher_", i), w);
+      limit_s.push_back(best);
+      limit_cpu.push_back(best_cpu);
+      publisher_s.push_back(run.seconds);
+      publisher_cpu.push_back(run.cpu_seconds);
+      ratios.push_back(best / run.seconds);
+      r.peak_rss_kib = std::max(r.peak_rss_kib, run.peak_rss_kib);
+    }
+    r.rounds = rounds;
+    r.limit_rows_s = w.rows / Median(limit_s);
+    r.limit_cpu_us_per_row = Median(limit_cpu) * 1e6 / w.rows;
+    r.publisher_rows_s = w.rows / Median(publisher_s);
+    r.cpu_us_per_row = Median(publisher_cpu) * 1e6 / w.rows;
+    r.ratio = Median(ratios);
+    r.ratio_low = *std::min_element(ratios.begin(), ratios.end());
+    r.ratio_high = *std::max_element(ratios.begin(), ratios.end());
     r.sink_cpu_us_per_row = SinkFloor(w);
     return r;
   }
@@ -215,12 +239,12 @@ class Bench {
     c.wal_bytes_per_event = static_cast<double>(wal) / events;
     c.writer_events_s = events / seconds;
     c.writer_tx_s = c.writer_events_s / per_tx;
-    Result r{Workload{c.name, events, per_tx, 100,
-                      messages ? std::vector<std::string>{"--message-prefix", "outbox"}
-                               : std::vector<std::string>{}}};
-    RunPublisher(*pg, *sql, end, "outbox_publisher", &r);
-    c.publisher_events_s = r.publisher_rows_s;
-    c.cpu_us_per_event = r.cpu_us_per_row;
+    Workload w{c.name, events, per_tx, 100,
+               messages ? std::vector<std::string>{"--message-prefix", "outbox"}
+                        : std::vector<std::string>{}};
+    PublisherRun run = RunPublisher(*pg, *sql, end, "outbox_publisher", w);
+    c.publisher_events_s = events / run.seconds;
+    c.cpu_us_per_event = run.cpu_seconds * 1e6 / events;
     return c;
   }
 
@@ -410,25 +434,31 @@ class Bench {
                                absl::StrCat("/tmp/outbox-bench-", name, ".log"));
   }
 
-  // Runs the publisher on `slot` until it confirmed the backlog; keeps its figures
-  // in `r` when it was faster than a run kept there before.
-  void RunPublisher(PgCluster& pg, testing_harness::PgSession& sql,
-                    const std::string& end, const std::string& slot, Result* r) {
+  struct PublisherRun {
+    double seconds = 0, cpu_seconds = 0;
+    int64_t peak_rss_kib = 0;
+  };
+
+  // Runs the publisher on `slot` until it confirmed the backlog: its time from its
+  // start, its CPU (all threads) and its peak RSS.
+  PublisherRun RunPublisher(PgCluster& pg, testing_harness::PgSession& sql,
+                            const std::string& end, const std::string& slot,
+                            const Workload& w) {
     // As a user runs it: the default topic template (outbox.event.{aggregate_type},
     // i.e. kTopic), the topic auto-created by the broker on first use.
     auto mock = Must(MockKafka::Start(1), "mock-kafka");
-    if (r->w.broker_rtt_ms > 0 &&
-        mock->Command(absl::StrCat("rtt all ", r->w.broker_rtt_ms)) != "ok")
+    if (w.broker_rtt_ms > 0 &&
+        mock->Command(absl::StrCat("rtt all ", w.broker_rtt_ms)) != "ok")
       Die("rtt");
     cdc::Lsn target = Must(cdc::Lsn::Parse(end), "lsn");
     absl::Time start = absl::Now();
     if (mock->Command("topic outbox.checkpoints 1") != "ok") Die("checkpoint topic");
-    std::vector<std::string> args = r->w.publisher_args;
+    std::vector<std::string> args = w.publisher_args;
     args.insert(args.end(), {"--slot", slot});
     auto publisher = StartBenchPublisher(
         pg.conninfo(), mock->bootstrap(), /*topic=*/"", args, publisher_flags_,
         absl::StrCat("/tmp/outbox-bench-",
-                     absl::StrReplaceAll(r->w.name, {{"/", "-"}, {" ", ""}, {",", "-"}}),
+                     absl::StrReplaceAll(w.name, {{"/", "-"}, {" ", ""}, {",", "-"}}),
                      ".log"));
     bool done = WaitFor(
         [&] {
@@ -439,18 +469,25 @@ class Bench {
           return v.ok() && *cdc::Lsn::Parse(*v) >= target;
         },
         absl::Minutes(30));
-    double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+    PublisherRun run;
+    run.seconds = absl::ToDoubleSeconds(absl::Now() - start);
     ProcessUsage usage = Usage(publisher->pid());  // Still running: all its threads.
     if (!done || !publisher->running()) Die("publisher: " + publisher->Log());
     publisher->Signal(SIGTERM);
     publisher->Wait(absl::Seconds(60));
-    if (r->w.rows / seconds <= r->publisher_rows_s) return;
-    r->publisher_rows_s = r->w.rows / seconds;
-    r->cpu_us_per_row = usage.cpu_seconds * 1e6 / r->w.rows;
-    r->peak_rss_kib = usage.peak_rss_kib;
+    run.cpu_seconds = usage.cpu_seconds;
+    run.peak_rss_kib = usage.peak_rss_kib;
+    return run;
+  }
+
+  static double Median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 == 1 ? v[v.size() / 2]
+                             : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
   }
 
   std::vector<std::string> publisher_flags_;
+  int rounds_;
   int runs_ = 0;
 };
 
@@ -497,15 +534,18 @@ std::string Table(const std::vector<Result>& results, const Latency& steady,
                   const Latency& alone, const Latency& steady_eo, int steady_rate) {
   std::ostringstream out;
   if (!results.empty())
-    out << "| workload | rows | limit (raw libpq) rows/s | pg_recvlogical rows/s | "
-           "outbox-publisher rows/s | publisher / limit | publisher CPU µs/row | "
-           "limit CPU µs/row | producing alone CPU µs/row | publisher peak RSS MiB |\n"
-           "|---|---|---|---|---|---|---|---|---|---|\n";
+    out << "| workload | rows | rounds | limit (raw libpq) rows/s | pg_recvlogical "
+           "rows/s | outbox-publisher rows/s | publisher / limit (lowest–highest) | "
+           "publisher CPU µs/row | limit CPU µs/row | producing alone CPU µs/row | "
+           "publisher peak RSS MiB |\n"
+           "|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const Result& r : results) {
     out << absl::StrFormat(
-        "| %s | %d | %.1fk | %.1fk | %.1fk | %.2f× | %.2f | %.2f | %.2f | %.0f |\n",
-        r.w.name, r.w.rows, r.limit_rows_s / 1000, r.recvlogical_rows_s / 1000,
-        r.publisher_rows_s / 1000, r.publisher_rows_s / r.limit_rows_s, r.cpu_us_per_row,
+        "| %s | %d | %d | %.1fk | %.1fk | %.1fk | %.2f× (%.2f–%.2f) | %.2f | %.2f | %.2f "
+        "| "
+        "%.0f |\n",
+        r.w.name, r.w.rows, r.rounds, r.limit_rows_s / 1000, r.recvlogical_rows_s / 1000,
+        r.publisher_rows_s / 1000, r.ratio, r.ratio_low, r.ratio_high, r.cpu_us_per_row,
         r.limit_cpu_us_per_row, r.sink_cpu_us_per_row, r.peak_rss_kib / 1024.0);
   }
   if (steady.rows > 0) out << SteadyLine("at-least-once", steady, steady_rate);
@@ -563,7 +603,7 @@ int Main(int argc, char** argv) {
       {"1 tx of 1M rows, 100 B, exactly-once", quick ? 5000 : 1000000,
        quick ? 5000 : 1000000, 100, kExactlyOnce},
   };
-  Bench bench(publisher_flags);
+  Bench bench(publisher_flags, quick ? 1 : 5);
   std::vector<Result> results;
   if (!steady_only) {
     for (const Workload& w : workloads) {
