@@ -1,5 +1,5 @@
 // What the publisher needs to know of a PostgreSQL server's catalog, and the rules
-// that judge it. Pure: cdc/catalog.h reads these facts over libpq; the session
+// that judge it. Pure: cdc/postgres/catalog.h reads these facts over libpq; the session
 // start-up, the pre-flight check (--check) and the slot watcher all judge them
 // with the same rules, so each problem is reported with the same words and fix
 // wherever it is found.
@@ -39,8 +39,8 @@ struct ServerFacts {
 struct TableFacts {
   std::string schema, table;
   bool exists = false;
-  bool can_select = false;  // has_table_privilege(..., 'SELECT').
-  bool owned = false;       // The role is (a member of) its owner: may publish it.
+  bool can_select = false;   // has_table_privilege(..., 'SELECT').
+  bool owned = false;        // The role is (a member of) its owner: may publish it.
   pgoutput::Relation shape;  // Columns as a Relation message would list them.
 };
 

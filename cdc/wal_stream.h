@@ -1,5 +1,5 @@
 // WalStream: what the relay needs of a replication connection. Pure: the libpq
-// implementation is ReplicationStream (cdc/replication_stream.h); tests script a
+// implementation is ReplicationStream (cdc/postgres/replication_stream.h); tests script a
 // fault-injecting fake.
 #ifndef CDC_WAL_STREAM_H_
 #define CDC_WAL_STREAM_H_
@@ -19,7 +19,7 @@ namespace cdc {
 class WalStream {
  public:
   virtual ~WalStream() = default;
-  // See ReplicationStream::Read (cdc/replication_stream.h, the libpq one).
+  // See ReplicationStream::Read (cdc/postgres/replication_stream.h, the libpq one).
   [[nodiscard]] virtual absl::StatusOr<std::optional<ServerMessage>> Read(
       absl::Time deadline) = 0;
   // See ReplicationStream::SendStatus.

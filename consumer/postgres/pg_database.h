@@ -11,7 +11,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "cdc/sql_connection.h"
+#include "cdc/postgres/sql_connection.h"
 #include "consumer/database.h"
 
 namespace consumer {

@@ -1,6 +1,6 @@
 // CatalogWatch: judges what the slot watcher reads from the catalog while the
 // publisher streams (SPEC.md "Operations", --max-retained-wal). Pure: the caller
-// reads the facts (cdc/catalog.h) and acts on the verdict.
+// reads the facts (cdc/postgres/catalog.h) and acts on the verdict.
 //   - the slot retains more WAL than --max-retained-wal: a warning, once per
 //     crossing (and a note when it falls back below);
 //   - the slot's wal_status is "unreserved": a warning, once, that it is about to

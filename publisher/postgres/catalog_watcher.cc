@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "cdc/catalog.h"
+#include "cdc/postgres/catalog.h"
 #include "cdc/status_macros.h"
 
 namespace publisher {
@@ -52,7 +52,7 @@ void CatalogWatcher::Loop() {
 absl::Status CatalogWatcher::Probe() {
   if (sql_ == nullptr) {
     ASSIGN_OR_RETURN(sql_, cdc::SqlConnection::Connect(
-                               options_.pg, cdc::SqlConnection::Mode::kPlain,
+                               options_.source.pg, cdc::SqlConnection::Mode::kPlain,
                                "outbox-publisher slot check", kConnectTimeoutSeconds));
     // statement_timeout stops a stuck server; the answer timeout a connection that
     // went silent (which would otherwise also hang shutdown, which joins this).
@@ -61,29 +61,30 @@ absl::Status CatalogWatcher::Probe() {
   }
   if (!watch_) {
     std::vector<std::string> tables;
-    for (const TableName& t : options_.tables) tables.push_back(t.qualified());
+    for (const TableName& t : options_.source.tables) tables.push_back(t.qualified());
     ASSIGN_OR_RETURN(cdc::SqlRows here, sql_->Query("SELECT current_database()"));
     if (here.size() != 1 || here[0].empty() || !here[0][0])
       return absl::DataLossError("current_database() returned nothing");
     watch_.emplace(*here[0][0], options_.max_retained_wal,
-                   sql_->Quote(options_.publication), tables,
-                   cdc::QuoteTables(*sql_, tables), sql_->Literal(options_.slot));
+                   sql_->Quote(options_.source.publication), tables,
+                   cdc::QuoteTables(*sql_, tables), sql_->Literal(options_.source.slot));
   }
   CatalogFindings f;
-  ASSIGN_OR_RETURN(f.slot, cdc::ReadSlotFacts(*sql_, options_.slot));
-  for (const TableName& t : options_.tables) {
+  ASSIGN_OR_RETURN(f.slot, cdc::ReadSlotFacts(*sql_, options_.source.slot));
+  for (const TableName& t : options_.source.tables) {
     ASSIGN_OR_RETURN(cdc::TableFacts table,
                      cdc::ReadTableFacts(*sql_, t.schema, t.table));
     f.tables.push_back(std::move(table));
   }
-  ASSIGN_OR_RETURN(f.publication, cdc::ReadPublicationFacts(*sql_, options_.publication));
+  ASSIGN_OR_RETURN(f.publication,
+                   cdc::ReadPublicationFacts(*sql_, options_.source.publication));
   metrics_.SetSlotRetainedBytes(f.slot.retained_bytes);
-  log_.Debug("slot checked", {{"slot", options_.slot},
+  log_.Debug("slot checked", {{"slot", options_.source.slot},
                               {"wal_status", f.slot.wal_status},
                               {"retained_bytes", f.slot.retained_bytes.value_or(-1)}});
   WatchVerdict v = watch_->Judge(f);
-  for (const std::string& w : v.warnings) log_.Warn(w, {{"slot", options_.slot}});
-  for (const std::string& n : v.notes) log_.Info(n, {{"slot", options_.slot}});
+  for (const std::string& w : v.warnings) log_.Warn(w, {{"slot", options_.source.slot}});
+  for (const std::string& n : v.notes) log_.Info(n, {{"slot", options_.source.slot}});
   if (!v.fatal.ok()) fault_.Raise(v.fatal);
   return absl::OkStatus();
 }

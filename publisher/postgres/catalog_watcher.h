@@ -16,7 +16,7 @@
 #include <thread>
 
 #include "absl/status/status.h"
-#include "cdc/sql_connection.h"
+#include "cdc/postgres/sql_connection.h"
 #include "common/log.h"
 #include "publisher/operations/catalog_watch.h"
 #include "publisher/operations/metrics.h"

@@ -2,8 +2,8 @@
 #include "publisher/postgres/pg_session.h"
 
 #include "absl/strings/str_cat.h"
-#include "cdc/catalog.h"
-#include "cdc/replication_stream.h"
+#include "cdc/postgres/catalog.h"
+#include "cdc/postgres/replication_stream.h"
 #include "cdc/status_macros.h"
 #include "publisher/mapping/mapper.h"
 #include "publisher/mapping/message_events.h"
@@ -21,21 +21,22 @@ absl::Duration SetupTimeout(const PgSessionOptions& c) {
 }  // namespace
 
 absl::StatusOr<Session> PgSessionSource::Open() {
-  ASSIGN_OR_RETURN(std::unique_ptr<cdc::ReplicationStream> stream,
-                   cdc::ReplicationStream::Connect(options_.pg, SetupTimeout(options_)));
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<cdc::ReplicationStream> stream,
+      cdc::ReplicationStream::Connect(options_.source.pg, SetupTimeout(options_)));
   ASSIGN_OR_RETURN(cdc::SystemIdentity id, stream->IdentifySystem());
   RETURN_IF_ERROR(cdc::EnsureWalLevel(stream->sql()));
   std::vector<std::string> tables;
-  for (const TableName& t : options_.tables) {
+  for (const TableName& t : options_.source.tables) {
     ASSIGN_OR_RETURN(cdc::pgoutput::Relation shape,
                      cdc::DescribeTable(stream->sql(), t.schema, t.table));
     RETURN_IF_ERROR(
         BoundRelation::Bind(shape, options_.columns, options_.topic).status());
     tables.push_back(t.qualified());
   }
-  RETURN_IF_ERROR(cdc::EnsurePublication(stream->sql(), options_.publication, tables,
-                                         options_.create));
-  RETURN_IF_ERROR(cdc::EnsureSlot(stream->sql(), options_.slot, options_.create));
+  RETURN_IF_ERROR(cdc::EnsurePublication(stream->sql(), options_.source.publication,
+                                         tables, options_.create));
+  RETURN_IF_ERROR(cdc::EnsureSlot(stream->sql(), options_.source.slot, options_.create));
 
   if (!options_.message_prefix.empty()) {
     RETURN_IF_ERROR(MessageEvents::Bind(options_.columns, options_.topic).status());
@@ -47,12 +48,12 @@ absl::StatusOr<Session> PgSessionSource::Open() {
     }
   }
   cdc::StartOptions start;
-  start.slot = options_.slot;
-  start.publications = {options_.publication};
+  start.slot = options_.source.slot;
+  start.publications = {options_.source.publication};
   start.proto_version = 1;
   start.messages = !options_.message_prefix.empty();
   RETURN_IF_ERROR(stream->Start(start));
-  log_.Info("streaming", {{"slot", options_.slot},
+  log_.Info("streaming", {{"slot", options_.source.slot},
                           {"database", id.database},
                           {"server_version", int64_t{stream->server_version()}}});
   return Session{std::move(stream), id.database};

@@ -12,12 +12,17 @@
 
 namespace publisher {
 
-// Replication sessions (PgSessionSource).
-struct PgSessionOptions {
+// Where the outbox is read from: both shells' connection and objects.
+struct OutboxSource {
   std::string pg;  // --pg: libpq conninfo or URI; "" = PG* environment.
   std::string slot;
   std::string publication;
   std::vector<TableName> tables;
+};
+
+// Replication sessions (PgSessionSource).
+struct PgSessionOptions {
+  OutboxSource source;
   bool create = true;  // --create: the publication and the slot may be created.
   ColumnMapping columns;
   std::string topic;           // --topic: the template, checked at every session.
@@ -28,10 +33,7 @@ struct PgSessionOptions {
 
 // The slot watcher (CatalogWatcher).
 struct CatalogWatcherOptions {
-  std::string pg;
-  std::string slot;
-  std::string publication;
-  std::vector<TableName> tables;
+  OutboxSource source;
   int64_t max_retained_wal = 0;        // --max-retained-wal: bytes; warn above.
   absl::Duration slot_check_interval;  // --slot-check-interval
 };

@@ -2,8 +2,8 @@
 #include "publisher/program/check.h"
 
 #include "absl/strings/str_cat.h"
-#include "cdc/catalog.h"
-#include "cdc/sql_connection.h"
+#include "cdc/postgres/catalog.h"
+#include "cdc/postgres/sql_connection.h"
 #include "common/log.h"
 #include "publisher/kafka/kafka_sink.h"
 #include "publisher/program/options.h"

@@ -14,7 +14,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "cdc/conninfo.h"
+#include "cdc/postgres/conninfo.h"
 #include "cdc/status_macros.h"
 
 namespace publisher {

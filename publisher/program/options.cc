@@ -41,12 +41,17 @@ ExactlyOnceOptions ExactlyOnceOptionsFrom(const Config& c) {
   return o;
 }
 
+namespace {
+
+OutboxSource SourceFrom(const Config& c) {
+  return OutboxSource{c.pg, c.slot, c.publication, c.tables};
+}
+
+}  // namespace
+
 PgSessionOptions PgSessionOptionsFrom(const Config& c) {
   PgSessionOptions o;
-  o.pg = c.pg;
-  o.slot = c.slot;
-  o.publication = c.publication;
-  o.tables = c.tables;
+  o.source = SourceFrom(c);
   o.create = c.create;
   o.columns = c.columns;
   o.topic = c.topic;
@@ -57,10 +62,7 @@ PgSessionOptions PgSessionOptionsFrom(const Config& c) {
 
 CatalogWatcherOptions CatalogWatcherOptionsFrom(const Config& c) {
   CatalogWatcherOptions o;
-  o.pg = c.pg;
-  o.slot = c.slot;
-  o.publication = c.publication;
-  o.tables = c.tables;
+  o.source = SourceFrom(c);
   o.max_retained_wal = c.max_retained_wal;
   o.slot_check_interval = c.slot_check_interval;
   return o;

@@ -109,13 +109,16 @@ class Bench {
 
   Result RunWorkload(const Workload& w) {
     std::cerr << "bench: " << w.name << ": writing the backlog" << std::endl;
-    auto pg = Must(PgCluster::Start({"max_wal_size=4GB", "checkpoint_timeout=30min"}),
-                   "start PostgreSQL");
-    auto sql = Must(pg->Connect(), "connect");
-    Must(sql->Exec(OutboxSchema()), "schema");
     // Not for a broker that answers in 1 s: its figure is the broker's, and one run
     // takes minutes.
     const int rounds = w.broker_rtt_ms > 0 ? 1 : rounds_;
+    // A slot per run: three per round and pg_recvlogical's.
+    auto pg =
+        Must(PgCluster::Start({"max_wal_size=4GB", "checkpoint_timeout=30min",
+                               absl::StrCat("max_replication_slots=", 3 * rounds + 1)}),
+             "start PostgreSQL");
+    auto sql = Must(pg->Connect(), "connect");
+    Must(sql->Exec(OutboxSchema()), "schema");
     std::vector<std::string> slots = {"bench_recvlogical"};
     for (int i = 0; i < rounds; ++i) {
       for (const char* kind : {"bench_limit_", "bench_limit_nap_", "bench_publisher_"})

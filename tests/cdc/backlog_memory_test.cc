@@ -7,7 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "cdc/replication_stream.h"
+#include "cdc/postgres/replication_stream.h"
 #include "gtest/gtest.h"
 #include "tests/cdc/catch_up.h"
 #include "tests/harness/pg_cluster.h"

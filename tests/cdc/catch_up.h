@@ -10,7 +10,7 @@
 #include "cdc/framing.h"
 #include "cdc/lsn.h"
 #include "cdc/pgoutput.h"
-#include "cdc/replication_stream.h"
+#include "cdc/postgres/replication_stream.h"
 
 namespace cdc {
 

@@ -6,9 +6,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "cdc/postgres/catalog.h"
+#include "cdc/postgres/replication_stream.h"
 #include "cdc/relation_cache.h"
-#include "cdc/catalog.h"
-#include "cdc/replication_stream.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/cdc/catch_up.h"

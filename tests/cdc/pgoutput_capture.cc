@@ -15,7 +15,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_split.h"
 #include "cdc/pgoutput.h"
-#include "cdc/replication_stream.h"
+#include "cdc/postgres/replication_stream.h"
 #include "tests/cdc/catch_up.h"
 
 namespace {

@@ -12,10 +12,13 @@ trap 'rm -rf "$work"' EXIT
 
 "$check" "$root" >/dev/null
 
-plant() {  # plant FILE LINE: a fresh copy with LINE appended to FILE must fail.
+fresh() {  # A copy of the tree in $work/tree.
   rm -rf "$work/tree" && mkdir "$work/tree"
   cp -r "$root"/{cdc,common,kafka,publisher,consumer,proto} "$root"/CMakeLists.txt \
     "$work/tree"/
+}
+plant() {  # plant FILE LINE: a fresh copy with LINE appended to FILE must fail.
+  fresh
   echo "$2" >>"$work/tree/$1"
   if "$check" "$work/tree" 2>"$work/err"; then
     echo "FAIL: not caught: $1 with $2" >&2
@@ -27,12 +30,23 @@ plant publisher/mapping/mapper.cc '#include <librdkafka/rdkafka.h>'
 plant publisher/delivery/checkpoint.h '#include <libpq-fe.h>'
 plant publisher/operations/metrics.cc '#include <httplib.h>'
 plant publisher/relay/relay.cc '#include "publisher/kafka/kafka_sink.h"'
-plant consumer/handler.h '#include "cdc/sql_connection.h"'
+plant consumer/handler.h '#include "cdc/postgres/sql_connection.h"'
 plant publisher/mapping/json_scan.h '#include "publisher/relay/relay.h"'
 plant publisher/kafka/kafka_sink.h '#include "publisher/program/config.h"'
 plant consumer/apply_once.cc '#include "consumer/kafka/kafka_source.h"'
+plant cdc/pgoutput.cc '#include "cdc/postgres/sql_connection.h"'
+# A new folder of sources must be given its place in the rule.
+fresh
+mkdir -p "$work/tree/publisher/newpart" && echo '// x' >"$work/tree/publisher/newpart/x.h"
+if "$check" "$work/tree" 2>"$work/err"; then
+  echo "FAIL: a folder with no place in the rule passed" >&2
+  exit 1
+fi
+grep -q "^publisher/newpart: a folder of sources with no place" "$work/err" ||
+  { echo "FAIL: the new folder not named" >&2; cat "$work/err" >&2; exit 1; }
 
 # The build: a pure library that links librdkafka does not configure.
+fresh
 sed -i 's|LIBS cdc_core outbox_proto absl::time|LIBS cdc_core PkgConfig::RDKAFKA outbox_proto absl::time|' \
   "$work/tree/CMakeLists.txt"
 grep -q 'cdc_core PkgConfig::RDKAFKA outbox_proto' "$work/tree/CMakeLists.txt" ||

@@ -1,6 +1,6 @@
 // ReplicationStream: the walsender conversation over libpq. See the PostgreSQL docs
 // "Streaming Replication Protocol" for the commands and the CopyBoth sub-protocol.
-#include "cdc/replication_stream.h"
+#include "cdc/postgres/replication_stream.h"
 
 #include <libpq-fe.h>
 #include <poll.h>
@@ -15,8 +15,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
-#include "cdc/catalog.h"
 #include "cdc/pg_time.h"
+#include "cdc/postgres/catalog.h"
 #include "cdc/status_macros.h"
 
 namespace cdc {

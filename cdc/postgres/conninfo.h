@@ -1,8 +1,8 @@
 // libpq connection strings: both forms libpq accepts ("host=... dbname=..." and
 // "postgresql://user@host/db?..."), parsed by libpq itself so that every rule of
 // its grammar (quoting, escapes, PG* environment fallbacks) holds unchanged.
-#ifndef CDC_CONNINFO_H_
-#define CDC_CONNINFO_H_
+#ifndef CDC_POSTGRES_CONNINFO_H_
+#define CDC_POSTGRES_CONNINFO_H_
 
 #include <string>
 #include <utility>
@@ -42,4 +42,4 @@ std::string RedactConninfo(absl::string_view conninfo);
 
 }  // namespace cdc
 
-#endif  // CDC_CONNINFO_H_
+#endif  // CDC_POSTGRES_CONNINFO_H_

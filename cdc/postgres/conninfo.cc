@@ -1,5 +1,5 @@
 // Conninfo parsing and redaction on top of PQconninfoParse.
-#include "cdc/conninfo.h"
+#include "cdc/postgres/conninfo.h"
 
 #include <libpq-fe.h>
 

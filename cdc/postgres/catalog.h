@@ -4,8 +4,8 @@
 //
 // Reads work on a plain connection and on a replication=database one;
 // EnsureSlot's CREATE_REPLICATION_SLOT needs a replication connection.
-#ifndef CDC_CATALOG_H_
-#define CDC_CATALOG_H_
+#ifndef CDC_POSTGRES_CATALOG_H_
+#define CDC_POSTGRES_CATALOG_H_
 
 #include <string>
 #include <vector>
@@ -13,7 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "cdc/catalog_facts.h"
-#include "cdc/sql_connection.h"
+#include "cdc/postgres/sql_connection.h"
 
 namespace cdc {
 
@@ -59,4 +59,4 @@ std::vector<std::string> QuoteTables(SqlConnection& sql,
 
 }  // namespace cdc
 
-#endif  // CDC_CATALOG_H_
+#endif  // CDC_POSTGRES_CATALOG_H_

@@ -9,8 +9,8 @@
 // and kNotFound for SQLSTATEs 42710 (duplicate object) and 42P01 (undefined table);
 // kAborted for 40001, 40P01 and 55P03 (a serialization failure, a deadlock, a
 // lock not granted in time: run the transaction again).
-#ifndef CDC_SQL_CONNECTION_H_
-#define CDC_SQL_CONNECTION_H_
+#ifndef CDC_POSTGRES_SQL_CONNECTION_H_
+#define CDC_POSTGRES_SQL_CONNECTION_H_
 
 #include <memory>
 #include <optional>
@@ -100,4 +100,4 @@ std::string ResultSqlState(const PGresult* result);
 
 }  // namespace cdc
 
-#endif  // CDC_SQL_CONNECTION_H_
+#endif  // CDC_POSTGRES_SQL_CONNECTION_H_

@@ -3,14 +3,14 @@
 // decoding cdc/pgoutput.h's; this class only moves bytes and runs commands.
 //
 // Lifecycle: Connect -> IdentifySystem (and catalog work through sql(), see
-// cdc/catalog.h) -> Start -> Read/SendStatus ... -> Stop. One thread at a time.
+// cdc/postgres/catalog.h) -> Start -> Read/SendStatus ... -> Stop. One thread at a time.
 //
 // Status codes: kUnavailable = connection trouble, retrying later may work;
 // kFailedPrecondition = the server or its objects need fixing (wal_level, a slot of
 // another plugin, a missing publication); kInvalidArgument = bad names or conninfo;
 // kDataLoss = the server sent bytes that do not parse.
-#ifndef CDC_REPLICATION_STREAM_H_
-#define CDC_REPLICATION_STREAM_H_
+#ifndef CDC_POSTGRES_REPLICATION_STREAM_H_
+#define CDC_POSTGRES_REPLICATION_STREAM_H_
 
 #include <cstdint>
 #include <memory>
@@ -24,7 +24,7 @@
 #include "cdc/framing.h"
 #include "cdc/lsn.h"
 #include "cdc/pgoutput.h"
-#include "cdc/sql_connection.h"
+#include "cdc/postgres/sql_connection.h"
 #include "cdc/wal_stream.h"
 
 namespace cdc {
@@ -108,7 +108,7 @@ class ReplicationStream : public WalStream {
   [[nodiscard]] absl::Status Stop(absl::Time deadline) override;
 
   // The connection, for catalog reads and EnsureSlot/EnsurePublication before
-  // Start (cdc/catalog.h). Not while streaming.
+  // Start (cdc/postgres/catalog.h). Not while streaming.
   SqlConnection& sql() { return *sql_; }
 
  private:
@@ -136,4 +136,4 @@ class ReplicationStream : public WalStream {
 
 }  // namespace cdc
 
-#endif  // CDC_REPLICATION_STREAM_H_
+#endif  // CDC_POSTGRES_REPLICATION_STREAM_H_

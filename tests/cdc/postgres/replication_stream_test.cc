@@ -1,8 +1,7 @@
 // Integration tests of the cdc layer against a throwaway PostgreSQL 15: the libpq
 // shell (connect, checks, slot and publication, start, read, status, stop) and the
 // decoded stream of a script of transactions, compared exactly.
-#include "cdc/catalog.h"
-#include "cdc/replication_stream.h"
+#include "cdc/postgres/replication_stream.h"
 
 #include <string>
 #include <vector>
@@ -10,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "cdc/postgres/catalog.h"
 #include "cdc/relation_cache.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -63,7 +63,8 @@ class ReplicationStreamTest : public ::testing::Test {
   // A stream on a fresh slot "s" and publication "pub" (created by the stream).
   std::unique_ptr<ReplicationStream> StartStream(const StartOptions& extra = {}) {
     auto stream = Connect();
-    EXPECT_TRUE(cdc::EnsurePublication(stream->sql(), "pub", {"public.outbox"}, true).ok());
+    EXPECT_TRUE(
+        cdc::EnsurePublication(stream->sql(), "pub", {"public.outbox"}, true).ok());
     EXPECT_TRUE(cdc::EnsureSlot(stream->sql(), "s", true).ok());
     StartOptions options = extra;
     options.slot = "s";
@@ -159,7 +160,8 @@ TEST_F(ReplicationStreamTest, PublicationAndSlotAreCreatedOnlyWhenAllowed) {
 
 TEST_F(ReplicationStreamTest, MissingTableAndBadNamesAreClearErrors) {
   auto stream = Connect();
-  absl::Status s = cdc::EnsurePublication(stream->sql(), "pub", {"public.no_such_table"}, true);
+  absl::Status s =
+      cdc::EnsurePublication(stream->sql(), "pub", {"public.no_such_table"}, true);
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(s.message(), HasSubstr("no_such_table"));
   EXPECT_THAT(s.message(), HasSubstr("create the outbox table first"));
@@ -263,15 +265,19 @@ TEST_F(ReplicationStreamTest, SecondStreamOnAnActiveSlotIsRefused) {
   options.slot = "s";
   options.publications = {"pub"};
   absl::Status s = second->Start(options);
-  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << "a hot standby waits and retries";
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable)
+      << "a hot standby waits and retries";
   EXPECT_THAT(s.message(), HasSubstr("is active for PID"));
 }
 
 TEST_F(ReplicationStreamTest, TerminatedWalsenderIsUnavailable) {
   auto stream = StartStream();
   ASSERT_TRUE(WaitFor([&] { return SlotValue("active") == "true"; }, absl::Seconds(30)));
-  ASSERT_OK(session_->Exec("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots "
-                           "WHERE slot_name = 's'").status());
+  ASSERT_OK(
+      session_
+          ->Exec("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots "
+                 "WHERE slot_name = 's'")
+          .status());
   absl::StatusOr<std::optional<ServerMessage>> m;
   do {
     m = stream->Read(absl::Now() + absl::Seconds(30));
@@ -283,8 +289,10 @@ TEST_F(ReplicationStreamTest, TerminatedWalsenderIsUnavailable) {
 TEST_F(ReplicationStreamTest, DroppedPublicationEndsTheStreamAsFailedPrecondition) {
   auto stream = StartStream();
   ASSERT_OK(session_->Exec("DROP PUBLICATION pub").status());
-  ASSERT_OK(session_->Exec("INSERT INTO outbox (aggregate_type, aggregate_id, event_type, "
-                           "payload) VALUES ('a', 'b', 'c', '{}')").status());
+  ASSERT_OK(session_
+                ->Exec("INSERT INTO outbox (aggregate_type, aggregate_id, event_type, "
+                       "payload) VALUES ('a', 'b', 'c', '{}')")
+                .status());
   absl::StatusOr<std::optional<ServerMessage>> m;
   absl::Time deadline = absl::Now() + absl::Seconds(30);
   do {

@@ -1,5 +1,5 @@
 // SqlConnection: connect, run a statement, classify what went wrong.
-#include "cdc/sql_connection.h"
+#include "cdc/postgres/sql_connection.h"
 
 #include <libpq-fe.h>
 #include <poll.h>
@@ -10,7 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "cdc/conninfo.h"
+#include "cdc/postgres/conninfo.h"
 #include "cdc/status_macros.h"
 
 namespace cdc {

@@ -1,6 +1,6 @@
 // Catalog reads (pg_settings, pg_roles, pg_class, pg_publication*,
 // pg_replication_slots) and the publication/slot creation.
-#include "cdc/catalog.h"
+#include "cdc/postgres/catalog.h"
 
 #include <cstdlib>
 

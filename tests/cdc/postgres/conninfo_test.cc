@@ -1,6 +1,6 @@
 // Connection strings: both of libpq's forms parse; defaults fill only what the user
 // left unset; passwords never reach a log.
-#include "cdc/conninfo.h"
+#include "cdc/postgres/conninfo.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
