@@ -6,11 +6,12 @@
 //   publisher       outbox-publisher to mock-kafka, timed until its slot's
 //                   confirmed_flush_lsn reaches the end of the backlog, right
 //                   after the round's limit;
-// in 5 rounds (paired runs under the same load on a shared machine, where one run
-// alone swings by a third): the medians count, and the ratio is the median of
-// the rounds' ratios, with its lowest and highest; peak RSS is the highest;
 //   producing alone bench-sink-floor: the publisher's KafkaSink producing records
 //                   of the same size, no reading or mapping (a CPU floor).
+// The limit and the publisher run in 5 rounds (paired runs under the same load on
+// a shared machine, where one run alone swings by a third): the medians count, the
+// ratio is the median of the rounds' ratios with its lowest and highest, and peak
+// RSS is the highest.
 // For the publisher it also reads CPU time (user+sys of all threads, /proc) and
 // peak RSS (VmHWM). Then a steady-state run: single-row transactions at a fixed
 // rate, commit-to-consumer latency measured by a consumer on the same machine.
