@@ -285,6 +285,7 @@ void Relay::DeadLetterRejected(const std::string& id, const absl::Status& why) {
 void Relay::OnDelivery(Delivery d, absl::Time now) {
   if (d.status.ok()) {
     tracker_.Acknowledge(d.token, d.messages);
+    acknowledged_since_status_ = true;
     (d.dead_letter ? stats_.dead_lettered : stats_.acknowledged) += d.messages;
     stats_.last_ack = now;
     if (d.token.committed != absl::InfinitePast())
@@ -334,9 +335,7 @@ bool Relay::InFlightFull() const {
 absl::Time Relay::NextWake(absl::Time now, const Sink& sink) const {
   absl::Time wake = std::min(
       {next_status_, next_stats_, now + absl::Milliseconds(100), sink.next_deadline()});
-  // A confirmation held back by min_status_gap is sent the moment the gap ends.
-  if (tracker_.confirmable() > stats_.confirmed)
-    wake = std::min(wake, last_status_ + options_.min_status_gap);
+  wake = std::min(wake, std::max(now, ConfirmationDue()));
   // Deliveries come one by one (a transactional sink's come when its commit falls
   // due: next_deadline).
   if (tracker_.in_flight_messages() > 0 && !sink.acknowledges_whole_transactions())
@@ -344,12 +343,19 @@ absl::Time Relay::NextWake(absl::Time now, const Sink& sink) const {
   return wake;
 }
 
+absl::Time Relay::ConfirmationDue() const {
+  if (tracker_.confirmable() <= stats_.confirmed) return absl::InfiniteFuture();
+  // The end of a burst or backlog: nothing more is coming to confirm soon.
+  if (acknowledged_since_status_ && tracker_.in_flight_messages() == 0)
+    return absl::InfinitePast();
+  return last_status_ + options_.min_status_gap;
+}
+
 absl::Status Relay::MaybeSendStatus(bool force) {
   absl::Time now = clock_();
   cdc::Lsn confirmable = tracker_.confirmable();
   bool periodic = now >= next_status_;
-  bool advanced =
-      confirmable > stats_.confirmed && now - last_status_ >= options_.min_status_gap;
+  bool advanced = now >= ConfirmationDue();
   if (!force && !periodic && !advanced) return absl::OkStatus();
   // When idle, the periodic update asks for a keepalive: its WAL end is then
   // confirmable, so an idle outbox never pins WAL. It asks too when the server has
@@ -361,6 +367,7 @@ absl::Status Relay::MaybeSendStatus(bool force) {
   stats_.confirmed = std::max(stats_.confirmed, confirmable);
   last_status_ = now;
   next_status_ = now + options_.status_interval;
+  acknowledged_since_status_ = false;
   return absl::OkStatus();
 }
 

@@ -113,6 +113,11 @@ class Relay {
   void OnDelivery(Delivery delivery, absl::Time now);
   void PollSink(absl::Duration timeout);
   bool InFlightFull() const;
+  // When an advanced confirmable LSN may be sent: at once when an acknowledgement
+  // left nothing in flight, else once min_status_gap has passed since the last
+  // update (so a stream of transactions without outbox rows is confirmed at that
+  // pace, not once per commit); never when it has not advanced.
+  absl::Time ConfirmationDue() const;
   absl::Status MaybeSendStatus(bool force);
   void MaybeLogStats(bool force);
   // Serves delivery reports until the sink has none outstanding or the deadline.
@@ -149,6 +154,7 @@ class Relay {
   absl::Time NextWake(absl::Time now, const Sink& sink) const;
 
   absl::Time last_status_ = absl::InfinitePast();
+  bool acknowledged_since_status_ = false;
   absl::Time next_status_ = absl::InfinitePast();
   absl::Time next_stats_ = absl::InfinitePast();
   absl::Time next_metrics_ = absl::InfinitePast();

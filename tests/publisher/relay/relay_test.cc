@@ -254,28 +254,97 @@ TEST_F(RelayTest, AnAcknowledgementOnAQuietStreamIsServedPromptly) {
   EXPECT_LE(*confirmed_at - acked_at, options_.delivery_poll_gap);
 }
 
-// A confirmation held back by min_status_gap goes out when the gap ends.
+// While a message is still in flight, a confirmation that advanced waits out
+// min_status_gap after the last update, and goes out the moment the gap ends.
 TEST_F(RelayTest, AConfirmationHeldBackByTheStatusGapIsSentWhenItEnds) {
   options_.min_status_gap = absl::Milliseconds(150);
-  sink_.auto_ack = true;
-  stream_.Message(Begin(1, 0x100));
-  stream_.Message(OutboxRelation());
-  stream_.Message(Insert("a"));
-  stream_.Message(Commit(0x100, 0x110));
+  OneTransaction("a");
+  stream_.Action([&] { sink_.Ack(0); });
   stream_.Silence(absl::Milliseconds(10));
   stream_.Message(Begin(2, 0x200));
   stream_.Message(Insert("b"));
   stream_.Message(Commit(0x200, 0x210));
+  stream_.Message(Begin(3, 0x300));
+  stream_.Message(Insert("c"));
+  stream_.Message(Commit(0x300, 0x310));
+  stream_.Action([&] { sink_.Ack(1); });  // "c" stays in flight.
   stream_.Silence(absl::Seconds(1));
-  std::vector<absl::Time> sent;
+  std::optional<absl::Time> c_acked;
+  stream_.Action([&] {
+    sink_.Ack(2);
+    c_acked = clock_.Now();
+  });
+  stream_.Silence(absl::Seconds(1));
+  std::vector<std::pair<Lsn, absl::Time>> sent;
   stream_.on_status = [&](Lsn flush) {
-    if (flush >= Lsn(0x110) && sent.empty()) sent.push_back(clock_.Now());
-    if (flush >= Lsn(0x210) && sent.size() == 1) sent.push_back(clock_.Now());
+    if (sent.empty() || flush > sent.back().first) sent.emplace_back(flush, clock_.Now());
   };
   ASSERT_TRUE(Run().ok());
-  ASSERT_EQ(sent.size(), 2u);
-  EXPECT_EQ(sent[1] - sent[0], options_.min_status_gap)
-      << "the second confirmation waits out the gap, and no longer";
+  ASSERT_EQ(sent.size(), 3u);
+  EXPECT_EQ(sent[0].first, Lsn(0x110));
+  EXPECT_EQ(sent[1].first, Lsn(0x210));
+  EXPECT_EQ(sent[1].second - sent[0].second, options_.min_status_gap)
+      << "with \"c\" in flight, \"b\"'s confirmation waits out the gap, and no longer";
+  EXPECT_EQ(sent[2].first, Lsn(0x310));
+  ASSERT_TRUE(c_acked.has_value());
+  EXPECT_LE(sent[2].second - *c_acked, options_.delivery_poll_gap)
+      << "the last acknowledgement leaves nothing in flight: confirmed at once";
+}
+
+// The end of a burst is confirmed as soon as it is acknowledged, without waiting
+// out min_status_gap after the update before it.
+TEST_F(RelayTest, TheEndOfABurstIsConfirmedAtOnce) {
+  options_.min_status_gap = absl::Milliseconds(150);
+  OneTransaction("a");
+  stream_.Action([&] { sink_.AckAll(); });
+  stream_.Silence(absl::Milliseconds(10));
+  stream_.Message(Begin(2, 0x200));
+  stream_.Message(Insert("b"));
+  stream_.Message(Commit(0x200, 0x210));
+  stream_.Message(Begin(3, 0x300));
+  stream_.Message(Insert("c"));
+  stream_.Message(Commit(0x300, 0x310));
+  stream_.Silence(absl::Milliseconds(20));  // The broker takes its time.
+  std::optional<absl::Time> acked;
+  stream_.Action([&] {
+    sink_.AckAll();
+    acked = clock_.Now();
+  });
+  stream_.Silence(absl::Seconds(1));
+  std::optional<absl::Time> first, last;
+  stream_.on_status = [&](Lsn flush) {
+    if (flush >= Lsn(0x110) && !first) first = clock_.Now();
+    if (flush >= Lsn(0x310) && !last) last = clock_.Now();
+  };
+  ASSERT_TRUE(Run().ok());
+  ASSERT_TRUE(first && last && acked);
+  EXPECT_LT(*last - *first, options_.min_status_gap);
+  EXPECT_LE(*last - *acked, options_.delivery_poll_gap);
+}
+
+// Transactions without outbox rows advance the confirmable LSN with nothing in
+// flight; they are confirmed at min_status_gap's pace, not once per commit.
+TEST_F(RelayTest, TransactionsWithoutOutboxRowsAreConfirmedAtTheGapsPace) {
+  options_.min_status_gap = absl::Milliseconds(150);
+  options_.status_interval = absl::Seconds(10);
+  OneTransaction("a");
+  stream_.Action([&] { sink_.AckAll(); });
+  for (uint64_t i = 1; i <= 100; ++i) {
+    stream_.Silence(absl::Milliseconds(10));
+    stream_.Message(Begin(static_cast<uint32_t>(1 + i), 0x100 + i * 0x100));
+    stream_.Message(Commit(0x100 + i * 0x100, 0x110 + i * 0x100));
+  }
+  stream_.Silence(absl::Milliseconds(10));
+  std::vector<absl::Time> sent;
+  stream_.on_status = [&](Lsn) { sent.push_back(clock_.Now()); };
+  ASSERT_TRUE(Run().ok());
+  EXPECT_EQ(stream_.max_flush(), Lsn(0x110 + 100 * 0x100));
+  ASSERT_GE(sent.size(), 3u);
+  // The first follows the acknowledgement of "a" at once; the last is the one
+  // sent at the stop. Every one between waits out the gap.
+  for (size_t i = 2; i + 1 < sent.size(); ++i)
+    EXPECT_GE(sent[i] - sent[i - 1], options_.min_status_gap) << "update " << i;
+  EXPECT_LE(sent.size(), 10u) << "about one a gap over a second, not one a commit";
 }
 
 TEST_F(RelayTest, BytesLimitPausesToo) {
