@@ -20,13 +20,17 @@
 // them, the broker side alone: bench-sink-floor paced at the same rate into the
 // same broker, timed by the same consumer, the floor under both.
 //
-//   outbox-versus [--quick] [--markdown FILE] [-- publisher flags ...]
+// --steady-only runs the publisher's steady state and the broker side alone (no
+// backlogs, no Debezium): what to repeat when working on latency.
+//
+//   outbox-versus [--quick] [--steady-only] [--markdown FILE] [-- publisher flags ...]
 #include <httplib.h>
 #include <signal.h>
 
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -266,11 +270,15 @@ class Versus {
   int runs_ = 0;
 };
 
+// Debezium's steady state is left out when `theirs` is null (--steady-only, with
+// no backlogs either).
 std::string Report(const std::vector<BacklogResult>& backlogs, const Latency& ours,
-                   const Latency& alone, const Latency& theirs, int rate) {
+                   const Latency& alone, const Latency* theirs, int rate) {
   std::ostringstream out;
-  out << "| workload | rows | contender | rows/s | CPU µs/row | peak RSS MiB |\n"
-         "|---|---|---|---|---|---|\n";
+  if (!backlogs.empty()) {
+    out << "| workload | rows | contender | rows/s | CPU µs/row | peak RSS MiB |\n"
+           "|---|---|---|---|---|---|\n";
+  }
   for (const BacklogResult& b : backlogs) {
     for (const auto& [who, run] :
          {std::pair<const char*, Run>{"outbox-publisher", b.publisher},
@@ -302,39 +310,44 @@ std::string Report(const std::vector<BacklogResult>& backlogs, const Latency& ou
       "produce-to-consumer latency p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
       rate, absl::ToDoubleMilliseconds(alone.p50), absl::ToDoubleMilliseconds(alone.p99),
       absl::ToDoubleMilliseconds(alone.max));
-  line("Debezium", theirs);
+  if (theirs != nullptr) line("Debezium", *theirs);
   return out.str();
 }
 
 int Main(int argc, char** argv) {
-  bool quick = false;
+  bool quick = false, steady_only = false;
   std::string markdown;
   std::vector<std::string> publisher_flags;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--quick") {
       quick = true;
+    } else if (a == "--steady-only") {
+      steady_only = true;
     } else if (a == "--markdown" && i + 1 < argc) {
       markdown = argv[++i];
     } else if (a == "--") {
       publisher_flags.assign(argv + i + 1, argv + argc);
       break;
     } else {
-      Die("usage: outbox-versus [--quick] [--markdown FILE] [-- publisher flags ...]");
+      Die("usage: outbox-versus [--quick] [--steady-only] [--markdown FILE] "
+          "[-- publisher flags ...]");
     }
   }
   Versus versus(quick, publisher_flags);
   int64_t backlog = quick ? 5000 : 200000;
-  std::vector<BacklogResult> backlogs = {
-      versus.Backlog("1 row/tx, 100 B", backlog, 1),
-      versus.Backlog("10 rows/tx, 100 B", backlog, 10),
-  };
+  std::vector<BacklogResult> backlogs;
+  if (!steady_only) {
+    backlogs.push_back(versus.Backlog("1 row/tx, 100 B", backlog, 1));
+    backlogs.push_back(versus.Backlog("10 rows/tx, 100 B", backlog, 10));
+  }
   int rate = quick ? 500 : 5000;
   absl::Duration steady_for = quick ? absl::Seconds(3) : absl::Seconds(30);
   Latency ours = versus.Steady(false, rate, steady_for);
   Latency alone = versus.ProducingAlone(rate, steady_for);
-  Latency theirs = versus.Steady(true, rate, steady_for);
-  std::string report = Report(backlogs, ours, alone, theirs, rate);
+  std::optional<Latency> theirs;
+  if (!steady_only) theirs = versus.Steady(true, rate, steady_for);
+  std::string report = Report(backlogs, ours, alone, theirs ? &*theirs : nullptr, rate);
   Emit(report, markdown);
   return 0;
 }

@@ -57,12 +57,16 @@ class RelayTest : public ::testing::Test {
     stream_.Message(OutboxRelation());
     stream_.Message(Insert(a));
     stream_.Message(Commit(0x100, 0x110));
-    stream_.Message(Begin(2, 0x200));
-    stream_.Message(Insert(b));
-    stream_.Message(Commit(0x200, 0x210));
-    stream_.Message(Begin(3, 0x300));
-    stream_.Message(Insert(c));
-    stream_.Message(Commit(0x300, 0x310));
+    NextTransaction(2, 0x200, b);
+    NextTransaction(3, 0x300, c);
+  }
+
+  // A one-row transaction after the outbox relation was sent, committing at
+  // `commit` and ending at `commit` + 0x10.
+  void NextTransaction(uint32_t xid, uint64_t commit, const std::string& id) {
+    stream_.Message(Begin(xid, commit));
+    stream_.Message(Insert(id));
+    stream_.Message(Commit(commit, commit + 0x10));
   }
 
   std::vector<std::string> ProducedIds() const {
@@ -261,12 +265,8 @@ TEST_F(RelayTest, AConfirmationHeldBackByTheStatusGapIsSentWhenItEnds) {
   OneTransaction("a");
   stream_.Action([&] { sink_.Ack(0); });
   stream_.Silence(absl::Milliseconds(10));
-  stream_.Message(Begin(2, 0x200));
-  stream_.Message(Insert("b"));
-  stream_.Message(Commit(0x200, 0x210));
-  stream_.Message(Begin(3, 0x300));
-  stream_.Message(Insert("c"));
-  stream_.Message(Commit(0x300, 0x310));
+  NextTransaction(2, 0x200, "b");
+  NextTransaction(3, 0x300, "c");
   stream_.Action([&] { sink_.Ack(1); });  // "c" stays in flight.
   stream_.Silence(absl::Seconds(1));
   std::optional<absl::Time> c_acked;
@@ -298,12 +298,8 @@ TEST_F(RelayTest, TheEndOfABurstIsConfirmedAtOnce) {
   OneTransaction("a");
   stream_.Action([&] { sink_.AckAll(); });
   stream_.Silence(absl::Milliseconds(10));
-  stream_.Message(Begin(2, 0x200));
-  stream_.Message(Insert("b"));
-  stream_.Message(Commit(0x200, 0x210));
-  stream_.Message(Begin(3, 0x300));
-  stream_.Message(Insert("c"));
-  stream_.Message(Commit(0x300, 0x310));
+  NextTransaction(2, 0x200, "b");
+  NextTransaction(3, 0x300, "c");
   stream_.Silence(absl::Milliseconds(20));  // The broker takes its time.
   std::optional<absl::Time> acked;
   stream_.Action([&] {
