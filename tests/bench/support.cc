@@ -97,12 +97,15 @@ Latency MeasureSteady(testing_harness::PgSession& sql,
   }
   absl::Duration took = absl::Now() - start;
   // Every measured row, by key: a count of records would include any warm-up
-  // row, and end the wait one row early.
+  // row, and end the wait one row early. Each check reads only the records that
+  // arrived since the last.
   std::vector<absl::Duration> latencies;
+  std::vector<bool> seen(committed.size());
+  size_t read = 0;
   auto measure = [&] {
-    latencies.clear();
-    std::vector<bool> seen(committed.size());
-    for (const auto& rec : consumer.Records()) {
+    std::vector<testing_harness::ConsumedRecord> fresh = consumer.Records(read);
+    read += fresh.size();
+    for (const auto& rec : fresh) {
       size_t i = 0;
       if (!absl::SimpleAtoi(rec.key, &i) || i >= committed.size() || seen[i]) continue;
       seen[i] = true;
@@ -136,9 +139,11 @@ Latency ProducingAloneLatency(const std::string& brokers, const std::string& top
   if (!code || *code != 0) Die("bench-sink-floor: " + out);
   // Keyed by number (bench-sink-floor's paced mode), each with its produce time.
   std::vector<absl::Duration> latencies;
+  size_t read = 0;
   auto measure = [&] {
-    latencies.clear();
-    for (const auto& rec : consumer.Records()) {
+    std::vector<testing_harness::ConsumedRecord> fresh = consumer.Records(read);
+    read += fresh.size();
+    for (const auto& rec : fresh) {
       int64_t key = 0, us = 0;
       if (!absl::SimpleAtoi(rec.key, &key) || key < skip) continue;
       for (const auto& [name, value] : rec.headers) {

@@ -1,6 +1,7 @@
 // outbox-versus: the publisher and Debezium side by side (issue 18), on the same
 // machine, into the same real Apache Kafka broker (tests/harness/kafka_cluster.sh,
-// one node), in one run. Debezium is Kafka Connect standalone with its PostgreSQL
+// one node, with the JVM settings of Kafka's own start scripts: --jvm as-shipped),
+// in one run. Debezium is Kafka Connect standalone with its PostgreSQL
 // connector (pgoutput) and the Outbox Event Router (tests/bench/debezium.sh says
 // how it is configured, and why).
 //
@@ -109,7 +110,8 @@ class Versus {
       : quick_(quick),
         warm_up_(quick ? absl::Seconds(1) : absl::Seconds(15)),
         publisher_flags_(std::move(publisher_flags)) {
-    kafka_ = Must(KafkaCluster::Start(1), "start Apache Kafka");
+    kafka_ = Must(KafkaCluster::Start(1, {}, KafkaCluster::Jvm::kAsShipped),
+                  "start Apache Kafka");
   }
 
   BacklogResult Backlog(const std::string& name, int64_t rows, int64_t per_tx) {

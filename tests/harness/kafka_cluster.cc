@@ -34,9 +34,10 @@ absl::StatusOr<Client> NewClient(const std::string& bootstrap) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<KafkaCluster>> KafkaCluster::Start(
-    int brokers, const std::vector<std::pair<int, int>>& external) {
+    int brokers, const std::vector<std::pair<int, int>>& external, Jvm jvm) {
   std::string command = absl::StrCat(HarnessPath("kafka_cluster.sh"), " start --owner ",
-                                     getpid(), " --brokers ", brokers);
+                                     getpid(), " --brokers ", brokers, " --jvm ",
+                                     jvm == Jvm::kAsShipped ? "as-shipped" : "small");
   if (!external.empty()) {
     absl::StrAppend(&command, " --external ",
                     absl::StrJoin(external, ",", [](std::string* out, const auto& p) {

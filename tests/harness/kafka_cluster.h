@@ -22,8 +22,12 @@ class KafkaCluster {
   // min.insync.replicas=2 by default. `external`, when given, holds one
   // {listen port, advertised port} pair per broker: each gets a second listener
   // that advertises a proxy's port (kafka_cluster.sh --external).
+  // `jvm`: kSmall for tests (small heaps, the serial collector); kAsShipped for
+  // benchmarks (the heap and G1 settings of Kafka's own start scripts).
+  enum class Jvm { kSmall, kAsShipped };
   static absl::StatusOr<std::unique_ptr<KafkaCluster>> Start(
-      int brokers, const std::vector<std::pair<int, int>>& external = {});
+      int brokers, const std::vector<std::pair<int, int>>& external = {},
+      Jvm jvm = Jvm::kSmall);
   ~KafkaCluster();
 
   const std::string& bootstrap() const { return bootstrap_; }

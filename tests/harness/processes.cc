@@ -289,9 +289,10 @@ Consumer::~Consumer() {
   rd_kafka_destroy(rk);
 }
 
-std::vector<ConsumedRecord> Consumer::Records() {
+std::vector<ConsumedRecord> Consumer::Records(size_t from) {
   std::lock_guard<std::mutex> lock(mu_);
-  return records_;
+  if (from >= records_.size()) return {};
+  return std::vector<ConsumedRecord>(records_.begin() + from, records_.end());
 }
 
 size_t Consumer::Count() {
