@@ -293,15 +293,13 @@ class Bench {
             },
             absl::Seconds(60)))
       Die("steady state: the warm-up row was never acknowledged: " + publisher->Log());
+    std::string warm = ScrapeMetrics(metrics_port);
     Latency l = MeasureSteady(*sql, *consumer, rate, duration);
-    httplib::Client scrape("127.0.0.1", metrics_port);
-    auto metrics = scrape.Get("/metrics");
-    if (!metrics || metrics->status != 200)
-      Die("steady state: no /metrics from the publisher");
+    std::string metrics = ScrapeMetrics(metrics_port);
     publisher->Signal(SIGTERM);
     publisher->Wait(absl::Seconds(60));
-    l.ack_p50_ms = HistogramQuantileMs(metrics->body, 0.50);
-    l.ack_p99_ms = HistogramQuantileMs(metrics->body, 0.99);
+    l.ack_p50_ms = HistogramQuantileMs(metrics, 0.50, warm);
+    l.ack_p99_ms = HistogramQuantileMs(metrics, 0.99, warm);
     return l;
   }
 

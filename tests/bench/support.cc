@@ -1,5 +1,6 @@
 #include "tests/bench/support.h"
 
+#include <httplib.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -77,9 +78,7 @@ void PrepareInsert(testing_harness::PgSession& sql) {
        "prepare");
 }
 
-Latency MeasureSteady(testing_harness::PgSession& sql,
-                      testing_harness::Consumer& consumer, int rate,
-                      absl::Duration duration, absl::Duration warm_up) {
+void WarmUpSteady(testing_harness::PgSession& sql, int rate, absl::Duration warm_up) {
   absl::Duration gap = absl::Seconds(1) / rate;
   absl::Time warming = absl::Now();
   for (int64_t i = 0; absl::Now() - warming < warm_up; ++i) {
@@ -87,6 +86,12 @@ Latency MeasureSteady(testing_harness::PgSession& sql,
     if (absl::Time now = absl::Now(); due > now) absl::SleepFor(due - now);
     Must(sql.Exec(absl::StrCat("EXECUTE ins('w", i, "')")), "insert");
   }
+}
+
+Latency MeasureSteady(testing_harness::PgSession& sql,
+                      testing_harness::Consumer& consumer, int rate,
+                      absl::Duration duration) {
+  absl::Duration gap = absl::Seconds(1) / rate;
   std::vector<absl::Time> committed;
   absl::Time start = absl::Now();
   for (int64_t i = 0; absl::Now() - start < duration; ++i) {
@@ -194,8 +199,12 @@ void Emit(const std::string& report, const std::string& markdown) {
   if (!out) Die("cannot write " + markdown);
 }
 
-double HistogramQuantileMs(const std::string& metrics, double q) {
-  std::vector<std::pair<double, double>> buckets;  // (upper bound s, cumulative)
+namespace {
+
+// The commit-to-acknowledgement buckets of a /metrics body: (upper bound in s,
+// cumulative count), in the order given.
+std::vector<std::pair<double, double>> AckBuckets(const std::string& metrics) {
+  std::vector<std::pair<double, double>> buckets;
   for (absl::string_view line : absl::StrSplit(metrics, '\n')) {
     constexpr absl::string_view kBucket =
         "outbox_publisher_commit_to_ack_seconds_bucket{le=\"";
@@ -205,6 +214,25 @@ double HistogramQuantileMs(const std::string& metrics, double q) {
     std::string le(line.substr(0, quote));
     double bound = le == "+Inf" ? 1e9 : std::stod(le);
     buckets.emplace_back(bound, std::stod(std::string(line.substr(line.rfind(' ') + 1))));
+  }
+  return buckets;
+}
+
+}  // namespace
+
+std::string ScrapeMetrics(int port) {
+  httplib::Client scrape("127.0.0.1", port);
+  auto metrics = scrape.Get("/metrics");
+  if (!metrics || metrics->status != 200) Die("no /metrics from the publisher");
+  return metrics->body;
+}
+
+double HistogramQuantileMs(const std::string& metrics, double q,
+                           const std::string& since) {
+  std::vector<std::pair<double, double>> buckets = AckBuckets(metrics);
+  std::vector<std::pair<double, double>> before = AckBuckets(since);
+  if (before.size() == buckets.size()) {
+    for (size_t i = 0; i < buckets.size(); ++i) buckets[i].second -= before[i].second;
   }
   if (buckets.empty() || buckets.back().second == 0) return 0;
   double rank = q * buckets.back().second, lower = 0, below = 0;

@@ -48,16 +48,18 @@ struct Latency {
   double ack_p50_ms = 0, ack_p99_ms = 0;
 };
 
+// The steady state's traffic for `warm_up`, unmeasured: single-row transactions
+// ins('w0'), ins('w1'), ... at `rate` per second on `sql` (PrepareInsert done). A
+// JVM compiles its hot paths in its first seconds of load.
+void WarmUpSteady(testing_harness::PgSession& sql, int rate, absl::Duration warm_up);
+
 // Commits single-row transactions ins('0'), ins('1'), ... at `rate` per second for
 // `duration` on `sql` (PrepareInsert done), then waits until `consumer` has
 // received every one (keyed by its number) and returns the latencies from each
-// commit to its arrival. Dies when rows never arrive. The same traffic runs for
-// `warm_up` first, unmeasured (keys 'w0', 'w1', ...): a JVM compiles its hot paths
-// in its first seconds of load.
+// commit to its arrival. Dies when rows never arrive.
 Latency MeasureSteady(testing_harness::PgSession& sql,
                       testing_harness::Consumer& consumer, int rate,
-                      absl::Duration duration,
-                      absl::Duration warm_up = absl::ZeroDuration());
+                      absl::Duration duration);
 
 // The steady state's floor on the broker side: bench-sink-floor producing `rate`
 // records per second into `topic` on `brokers` with the publisher's producer
@@ -83,9 +85,16 @@ std::unique_ptr<testing_harness::Process> StartBenchPublisher(
 // Prints `report` and, when `markdown` is not empty, writes it there too.
 void Emit(const std::string& report, const std::string& markdown);
 
+// The publisher's /metrics body from 127.0.0.1:`port`; dies without one.
+std::string ScrapeMetrics(int port);
+
 // histogram_quantile over outbox_publisher_commit_to_ack_seconds in a /metrics
-// body: linear interpolation inside the bucket that holds quantile q, in ms.
-double HistogramQuantileMs(const std::string& metrics, double q);
+// body: linear interpolation inside the bucket that holds quantile q, in ms. With
+// `since` (an earlier body of the same publisher), over what was observed after
+// it only, as Prometheus' rate() would: without a warm-up's start-up and topic
+// creation.
+double HistogramQuantileMs(const std::string& metrics, double q,
+                           const std::string& since = "");
 
 }  // namespace bench
 

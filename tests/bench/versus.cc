@@ -25,7 +25,6 @@
 // backlogs, no Debezium): what to repeat when working on latency.
 //
 //   outbox-versus [--quick] [--steady-only] [--markdown FILE] [-- publisher flags ...]
-#include <httplib.h>
 #include <signal.h>
 
 #include <fstream>
@@ -201,13 +200,13 @@ class Versus {
             },
             absl::Seconds(120)))
       Die("steady state: the warm-up row never arrived");
-    Latency l = MeasureSteady(*sql, *consumer, rate, duration, warm_up_);
+    WarmUpSteady(*sql, rate, warm_up_);
+    std::string warm = publisher ? ScrapeMetrics(metrics_port) : "";
+    Latency l = MeasureSteady(*sql, *consumer, rate, duration);
     if (publisher) {
-      httplib::Client scrape("127.0.0.1", metrics_port);
-      auto metrics = scrape.Get("/metrics");
-      if (!metrics || metrics->status != 200) Die("steady state: no /metrics");
-      l.ack_p50_ms = HistogramQuantileMs(metrics->body, 0.50);
-      l.ack_p99_ms = HistogramQuantileMs(metrics->body, 0.99);
+      std::string metrics = ScrapeMetrics(metrics_port);
+      l.ack_p50_ms = HistogramQuantileMs(metrics, 0.50, warm);
+      l.ack_p99_ms = HistogramQuantileMs(metrics, 0.99, warm);
       publisher->Signal(SIGTERM);
       publisher->Wait(absl::Seconds(60));
     }
