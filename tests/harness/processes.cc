@@ -250,8 +250,20 @@ absl::StatusOr<std::unique_ptr<Consumer>> Consumer::Start(
 
 void Consumer::Loop() {
   auto* rk = static_cast<rd_kafka_t*>(rk_);
+  // Records not yet handed over: while a reader copies records_ under the lock,
+  // this thread goes on polling and stamping receive times instead of waiting
+  // for it (a first copy of 150k records took 0.1-0.4 s, and every record that
+  // arrived meanwhile looked that much later).
+  std::vector<ConsumedRecord> pending;
   while (!stop_) {
-    rd_kafka_message_t* m = rd_kafka_consumer_poll(rk, 100);
+    if (!pending.empty()) {
+      std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
+      if (lock.owns_lock()) {
+        for (ConsumedRecord& r : pending) records_.push_back(std::move(r));
+        pending.clear();
+      }
+    }
+    rd_kafka_message_t* m = rd_kafka_consumer_poll(rk, pending.empty() ? 100 : 1);
     if (m == nullptr) continue;
     if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
       ConsumedRecord r;
@@ -274,8 +286,7 @@ void Consumer::Loop() {
               name, value ? std::string(static_cast<const char*>(value), size) : "");
         }
       }
-      std::lock_guard<std::mutex> lock(mu_);
-      records_.push_back(std::move(r));
+      pending.push_back(std::move(r));
     }
     rd_kafka_message_destroy(m);
   }
