@@ -19,7 +19,7 @@
 #
 # The settings follow Debezium's documentation for throughput (a larger batch
 # and queue than the defaults, a short poll interval) and give the Connect
-# producer the publisher's own: acks=all, idempotence, linger.ms=5. Connect
+# producer the publisher's own: acks=all, idempotence, linger.ms=2. Connect
 # flushes offsets every second (offset.flush.interval.ms=1000 rather than 60 s),
 # and Debezium confirms the slot after each flush: so "everything acknowledged and
 # confirmed" is not held back by a long flush interval.
@@ -82,7 +82,7 @@ listeners=http://127.0.0.1:$rest_port
 plugin.discovery=only_scan
 producer.acks=all
 producer.enable.idempotence=true
-producer.linger.ms=5
+producer.linger.ms=2
 producer.batch.size=262144
 producer.max.request.size=1048576
 PROPS
