@@ -40,8 +40,8 @@
 #   kafka_cluster.sh describe DIR TOPIC       kafka-topics --describe
 #
 # Sizing for 2-core machines (--jvm small): small heaps (KAFKA_HEAP, default
-# -Xms128m -Xmx512m), the serial collector, 4 partitions for internal topics. Needs Java 17+
-# (scripts/install-deps.sh).
+# -Xms128m -Xmx512m), the serial collector, 4 partitions for internal topics.
+# Needs Java 17+ (scripts/install-deps.sh).
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
