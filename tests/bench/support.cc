@@ -78,28 +78,35 @@ void PrepareInsert(testing_harness::PgSession& sql) {
        "prepare");
 }
 
-void WarmUpSteady(testing_harness::PgSession& sql, int rate, absl::Duration warm_up) {
-  absl::Duration gap = absl::Seconds(1) / rate;
-  absl::Time warming = absl::Now();
-  for (int64_t i = 0; absl::Now() - warming < warm_up; ++i) {
-    absl::Time due = warming + gap * i;
-    if (absl::Time now = absl::Now(); due > now) absl::SleepFor(due - now);
-    Must(sql.Exec(absl::StrCat("EXECUTE ins('w", i, "')")), "insert");
-  }
-}
+namespace {
 
-Latency MeasureSteady(testing_harness::PgSession& sql,
-                      testing_harness::Consumer& consumer, int rate,
-                      absl::Duration duration) {
+// Single-row transactions ins('<prefix>0'), ins('<prefix>1'), ... at `rate` per
+// second for `duration`; returns when each one's commit returned.
+std::vector<absl::Time> InsertPaced(testing_harness::PgSession& sql, int rate,
+                                    absl::Duration duration, const std::string& prefix) {
   absl::Duration gap = absl::Seconds(1) / rate;
   std::vector<absl::Time> committed;
   absl::Time start = absl::Now();
   for (int64_t i = 0; absl::Now() - start < duration; ++i) {
     absl::Time due = start + gap * i;
     if (absl::Time now = absl::Now(); due > now) absl::SleepFor(due - now);
-    Must(sql.Exec(absl::StrCat("EXECUTE ins('", i, "')")), "insert");
+    Must(sql.Exec(absl::StrCat("EXECUTE ins('", prefix, i, "')")), "insert");
     committed.push_back(absl::Now());
   }
+  return committed;
+}
+
+}  // namespace
+
+void WarmUpSteady(testing_harness::PgSession& sql, int rate, absl::Duration warm_up) {
+  InsertPaced(sql, rate, warm_up, "w");
+}
+
+Latency MeasureSteady(testing_harness::PgSession& sql,
+                      testing_harness::Consumer& consumer, int rate,
+                      absl::Duration duration) {
+  absl::Time start = absl::Now();
+  std::vector<absl::Time> committed = InsertPaced(sql, rate, duration, "");
   absl::Duration took = absl::Now() - start;
   // Every measured row, by key: a count of records would include any warm-up
   // row, and end the wait one row early. Each check reads only the records that

@@ -132,8 +132,7 @@ class Consumer {
       const std::string& isolation_level = "read_committed");
   ~Consumer();
   // In arrival order, from the `from`th record on: a caller that polls while
-  // records arrive copies only the new ones, and never holds up the consumer's
-  // thread (whose receive times a latency measurement reads) with a long copy.
+  // records arrive copies only the new ones.
   std::vector<ConsumedRecord> Records(size_t from = 0);
   size_t Count();
 
