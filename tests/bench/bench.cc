@@ -610,10 +610,11 @@ int Main(int argc, char** argv) {
   Bench bench(publisher_flags, quick ? 1 : 5);
   std::vector<Result> results;
   if (!steady_only) {
+    bool exact = !only.empty() && only[0] == '=';
+    std::string name = exact ? only.substr(1) : only;
     for (const Workload& w : workloads) {
-      bool exact = !only.empty() && only[0] == '=';
       if (only.empty() ||
-          (exact ? w.name == only.substr(1) : w.name.find(only) != std::string::npos))
+          (exact ? w.name == name : w.name.find(name) != std::string::npos))
         results.push_back(bench.RunWorkload(w));
     }
   }
