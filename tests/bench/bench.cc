@@ -164,6 +164,13 @@ class Bench {
       publisher_s.push_back(run.seconds);
       publisher_cpu.push_back(run.cpu_seconds);
       ratios.push_back(best / run.seconds);
+      // Each round on stderr: a median hides whether the rounds agree or split.
+      std::cerr << absl::StrFormat(
+                       "bench: %s: round %d: limit %.1fk rows/s, publisher %.1fk "
+                       "rows/s, %.2fx",
+                       w.name, i + 1, w.rows / best / 1e3, w.rows / run.seconds / 1e3,
+                       best / run.seconds)
+                << std::endl;
       r.peak_rss_kib = std::max(r.peak_rss_kib, run.peak_rss_kib);
     }
     r.rounds = rounds;

@@ -15,6 +15,10 @@
 // topic must then hold every row. CPU is user+sys of all its threads (the JVM's
 // included); memory is peak RSS (VmHWM).
 //
+// An exactly-once backlog runs the publisher alone: Kafka Connect gives a source
+// connector exactly-once delivery only in distributed mode (KIP-618), which this
+// standalone worker is not.
+//
 // Steady state: single-row transactions at a fixed rate, commit to consumer, for
 // each contender in a fresh PostgreSQL cluster, after a warm-up row and 15 s of
 // the same traffic unmeasured (a JVM compiles its hot paths under load). Beside
@@ -22,11 +26,14 @@
 // same broker, timed by the same consumer, the floor under both.
 //
 // --steady-only runs the publisher's steady state and the broker side alone (no
-// backlogs, no Debezium): what to repeat when working on latency.
+// backlogs, no Debezium): what to repeat when working on latency. --only runs the
+// backlogs whose name contains WORKLOAD, and no steady state.
 //
-//   outbox-versus [--quick] [--steady-only] [--markdown FILE] [-- publisher flags ...]
+//   outbox-versus [--quick] [--steady-only | --only WORKLOAD] [--markdown FILE]
+//                 [-- publisher flags ...]
 #include <signal.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -68,7 +75,15 @@ struct Run {
 struct BacklogResult {
   std::string name;
   int64_t rows = 0;
-  Run publisher, debezium;
+  Run publisher;
+  std::optional<Run> debezium;  // None for an exactly-once backlog.
+};
+
+// A backlog of `rows` 100-byte rows, `per_tx` a transaction.
+struct Backlog {
+  std::string name;
+  int64_t rows = 0, per_tx = 1;
+  bool exactly_once = false;
 };
 
 // Kafka Connect with Debezium, stopped (and its folder deleted) on destruction.
@@ -113,9 +128,11 @@ class Versus {
                   "start Apache Kafka");
   }
 
-  BacklogResult Backlog(const std::string& name, int64_t rows, int64_t per_tx) {
+  BacklogResult RunBacklog(const Backlog& b) {
+    const std::string& name = b.name;
+    const int64_t rows = b.rows, per_tx = b.per_tx;
     std::cerr << "versus: " << name << ": writing the backlog" << std::endl;
-    BacklogResult r{name, rows, {}, {}};
+    BacklogResult r{name, rows, {}, std::nullopt};
     auto pg = Must(PgCluster::Start({"max_wal_size=4GB", "checkpoint_timeout=30min"}),
                    "start PostgreSQL");
     auto sql = Must(pg->Connect(), "connect");
@@ -135,7 +152,12 @@ class Versus {
 
     std::cerr << "versus: " << name << ": outbox-publisher" << std::endl;
     absl::Time start = absl::Now();
-    auto publisher = StartPublisher(*pg, tag, "backlog");
+    std::vector<std::string> extra;
+    // A transactional id per run: its checkpoint, in this broker, names an LSN of
+    // another run's PostgreSQL cluster, which this one would take as published.
+    if (b.exactly_once)
+      extra = {"--delivery", "exactly-once", "--transactional-id", tag + "publisher"};
+    auto publisher = StartPublisher(*pg, tag, "backlog", extra);
     if (!WaitFor([&] { return Confirmed(*sql, "outbox_publisher") >= end; },
                  absl::Minutes(30)) ||
         !publisher->running())
@@ -144,6 +166,7 @@ class Versus {
     publisher->Signal(SIGTERM);
     publisher->Wait(absl::Seconds(60));
     CheckTopic(tag + "outbox.event.bench", rows);
+    if (b.exactly_once) return r;
 
     std::cerr << "versus: " << name << ": Debezium" << std::endl;
     start = absl::Now();
@@ -271,25 +294,36 @@ class Versus {
   int runs_ = 0;
 };
 
-// Debezium's steady state is left out when `theirs` is null (--steady-only, with
-// no backlogs either).
-std::string Report(const std::vector<BacklogResult>& backlogs, const Latency& ours,
-                   const Latency& alone, const Latency* theirs, int rate) {
+// The backlogs' table, and why Debezium has no exactly-once row.
+std::string BacklogReport(const std::vector<BacklogResult>& backlogs) {
   std::ostringstream out;
   if (!backlogs.empty()) {
     out << "| workload | rows | contender | rows/s | CPU µs/row | peak RSS MiB |\n"
            "|---|---|---|---|---|---|\n";
   }
   for (const BacklogResult& b : backlogs) {
-    for (const auto& [who, run] :
-         {std::pair<const char*, Run>{"outbox-publisher", b.publisher},
-          std::pair<const char*, Run>{"Debezium 3.6.1 (Kafka Connect 4.1.1)",
-                                      b.debezium}}) {
+    std::vector<std::pair<const char*, Run>> runs = {{"outbox-publisher", b.publisher}};
+    if (b.debezium)
+      runs.emplace_back("Debezium 3.6.1 (Kafka Connect 4.1.1)", *b.debezium);
+    for (const auto& [who, run] : runs) {
       out << absl::StrFormat("| %s | %d | %s | %.1fk | %.2f | %.0f |\n", b.name, b.rows,
                              who, run.rows_s / 1000, run.cpu_us_per_row,
                              run.peak_rss_mib);
     }
   }
+  if (std::any_of(backlogs.begin(), backlogs.end(),
+                  [](const BacklogResult& b) { return !b.debezium; })) {
+    out << "\nDebezium has no exactly-once row: Kafka Connect gives a source connector "
+           "exactly-once delivery only in distributed mode (KIP-618), not in the "
+           "standalone worker used here.\n";
+  }
+  return out.str();
+}
+
+// Debezium's steady state is left out when `theirs` is null (--steady-only).
+std::string SteadyReport(const Latency& ours, const Latency& alone, const Latency* theirs,
+                         int rate) {
+  std::ostringstream out;
   auto line = [&](const char* who, const Latency& l) {
     out << absl::StrFormat(
         "\nSteady state, %s: %d single-row transactions/s asked, %.0f/s achieved, %d "
@@ -317,7 +351,7 @@ std::string Report(const std::vector<BacklogResult>& backlogs, const Latency& ou
 
 int Main(int argc, char** argv) {
   bool quick = false, steady_only = false;
-  std::string markdown;
+  std::string markdown, only;
   std::vector<std::string> publisher_flags;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -327,20 +361,34 @@ int Main(int argc, char** argv) {
       steady_only = true;
     } else if (a == "--markdown" && i + 1 < argc) {
       markdown = argv[++i];
+    } else if (a == "--only" && i + 1 < argc) {
+      only = argv[++i];
     } else if (a == "--") {
       publisher_flags.assign(argv + i + 1, argv + argc);
       break;
     } else {
-      Die("usage: outbox-versus [--quick] [--steady-only] [--markdown FILE] "
-          "[-- publisher flags ...]");
+      Die("usage: outbox-versus [--quick] [--steady-only | --only WORKLOAD] "
+          "[--markdown FILE] [-- publisher flags ...]");
     }
   }
   Versus versus(quick, publisher_flags);
   int64_t backlog = quick ? 5000 : 200000;
+  const std::vector<Backlog> workloads = {
+      {"1 row/tx, 100 B", backlog, 1},
+      {"10 rows/tx, 100 B", backlog, 10},
+      {"1 row/tx, 100 B, exactly-once", backlog, 1, true},
+      {"10 rows/tx, 100 B, exactly-once", backlog, 10, true},
+  };
   std::vector<BacklogResult> backlogs;
   if (!steady_only) {
-    backlogs.push_back(versus.Backlog("1 row/tx, 100 B", backlog, 1));
-    backlogs.push_back(versus.Backlog("10 rows/tx, 100 B", backlog, 10));
+    for (const Backlog& b : workloads) {
+      if (b.name.find(only) != std::string::npos)
+        backlogs.push_back(versus.RunBacklog(b));
+    }
+  }
+  if (!only.empty()) {
+    Emit(BacklogReport(backlogs), markdown);
+    return 0;
   }
   int rate = quick ? 500 : 5000;
   absl::Duration steady_for = quick ? absl::Seconds(3) : absl::Seconds(30);
@@ -348,7 +396,8 @@ int Main(int argc, char** argv) {
   Latency alone = versus.ProducingAlone(rate, steady_for);
   std::optional<Latency> theirs;
   if (!steady_only) theirs = versus.Steady(true, rate, steady_for);
-  std::string report = Report(backlogs, ours, alone, theirs ? &*theirs : nullptr, rate);
+  std::string report = BacklogReport(backlogs) +
+                       SteadyReport(ours, alone, theirs ? &*theirs : nullptr, rate);
   Emit(report, markdown);
   return 0;
 }
