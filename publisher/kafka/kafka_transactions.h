@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -29,6 +30,11 @@ typedef struct rd_kafka_error_s rd_kafka_error_t;
 typedef struct rd_kafka_message_s rd_kafka_message_t;
 
 namespace publisher {
+
+// The transactional producer's librdkafka properties: the publisher's
+// (DefaultProducerProperties), then those of transactions; -X comes after them.
+std::vector<std::pair<std::string, std::string>> TransactionalProducerProperties(
+    const KafkaOptions& options, const std::string& transactional_id);
 
 class KafkaTransactions : public TransactionLog {
  public:

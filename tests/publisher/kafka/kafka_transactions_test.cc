@@ -5,12 +5,15 @@
 #include "publisher/kafka/kafka_transactions.h"
 
 #include <set>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "publisher/kafka/checkpoint_reader.h"
+#include "publisher/kafka/kafka_sink.h"
 #include "publisher/program/options.h"
 #include "tests/harness/processes.h"
 #include "tests/harness/test_util.h"
@@ -175,6 +178,37 @@ TEST(KafkaTransactionsTest, ABadPropertyIsInvalidArgument) {
   Logger log(LogFormat::kJson, LogLevel::kError);
   auto txn = KafkaTransactions::Create(KafkaOptionsFrom(config), log, "t", "c");
   EXPECT_EQ(txn.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// The value librdkafka ends with: properties apply in order, the last one wins.
+std::string LastValue(const std::vector<std::pair<std::string, std::string>>& properties,
+                      const std::string& key) {
+  std::string value;
+  for (const auto& [k, v] : properties) {
+    if (k == key) value = v;
+  }
+  return value;
+}
+
+TEST(TransactionalProducerPropertiesTest, TransactionsOverThePublishersSettings) {
+  Config config;
+  config.brokers = "b:9092";
+  config.max_in_flight = 1000;
+  config.max_in_flight_bytes = 4 << 20;
+  auto p = TransactionalProducerProperties(KafkaOptionsFrom(config), "tid");
+  EXPECT_EQ(LastValue(p, "bootstrap.servers"), "b:9092");
+  EXPECT_EQ(LastValue(p, "acks"), "all");
+  EXPECT_EQ(LastValue(p, "transactional.id"), "tid");
+  EXPECT_EQ(LastValue(p, "message.timeout.ms"), "55000")
+      << "a record must time out within transaction.timeout.ms";
+  EXPECT_EQ(LastValue(p, "transaction.timeout.ms"), "60000");
+  EXPECT_EQ(LastValue(p, "queue.buffering.max.messages"), "1001");
+  EXPECT_EQ(LastValue(p, "queue.buffering.max.kbytes"), std::to_string(4096 + 1024));
+  // At-least-once lingers 2 ms; a transaction's records are invisible until it
+  // commits, and lingering made exactly-once backlogs slower (the comment there).
+  EXPECT_EQ(LastValue(DefaultProducerProperties(KafkaOptionsFrom(config)), "linger.ms"),
+            "2");
+  EXPECT_EQ(LastValue(p, "linger.ms"), "0");
 }
 
 }  // namespace
