@@ -14,6 +14,7 @@ std::string EncodeCheckpoint(const Checkpoint& c, absl::string_view transactiona
   SetTimestamp(m.mutable_commit_time(), c.commit_time);
   SetTimestamp(m.mutable_written_at(), written_at);
   m.set_transactional_id(std::string(transactional_id));
+  m.set_system_identifier(c.system_id);
   return m.SerializeAsString();
 }
 
@@ -32,7 +33,24 @@ absl::StatusOr<Checkpoint> DecodeCheckpoint(absl::string_view value,
         absl::StrCat("the checkpoint record keyed ", transactional_id,
                      " names transactional id \"", m.transactional_id(), "\""));
   }
-  return Checkpoint{cdc::Lsn(m.end_lsn()), m.xid(), FromTimestamp(m.commit_time())};
+  return Checkpoint{cdc::Lsn(m.end_lsn()), m.xid(), FromTimestamp(m.commit_time()),
+                    m.system_identifier()};
+}
+
+absl::Status CheckSameCluster(const std::optional<Checkpoint>& latest,
+                              absl::string_view system_id) {
+  if (!latest || latest->system_id.empty() || latest->system_id == system_id)
+    return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "the latest checkpoint of this transactional id was written for another "
+      "PostgreSQL cluster (system identifier ",
+      latest->system_id, ", at LSN ", latest->end_lsn.ToString(),
+      ") than this one (system identifier ", system_id,
+      "); resuming after it would skip this cluster's transactions below that LSN. "
+      "Give this publisher its own --transactional-id, or, if this database replaced "
+      "that one and everything it must publish is still in the slot, delete the "
+      "checkpoint (a tombstone keyed by the transactional id in --checkpoint-topic) "
+      "to start over"));
 }
 
 absl::StatusOr<std::optional<Checkpoint>> LatestCheckpoint(

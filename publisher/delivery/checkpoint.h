@@ -33,6 +33,9 @@ struct Checkpoint {
   cdc::Lsn end_lsn;  // End LSN of the last PostgreSQL transaction published.
   uint32_t xid = 0;
   absl::Time commit_time;
+  // The PostgreSQL cluster's system identifier (IDENTIFY_SYSTEM) whose WAL end_lsn
+  // is in; empty in a checkpoint written before it was recorded.
+  std::string system_id = {};
   bool operator==(const Checkpoint&) const = default;
 };
 
@@ -50,6 +53,14 @@ struct CheckpointRecord {
   std::string key;
   std::string value;  // Empty for a tombstone.
 };
+
+// kFailedPrecondition when `latest` was written for another PostgreSQL cluster than
+// the one with system identifier `system_id`: its end LSN is a position in another
+// WAL, and resuming after it would skip this cluster's transactions below it (a
+// --transactional-id reused for another database, or a database re-created while
+// Kafka kept its checkpoint). OK when there is no checkpoint, or it names none.
+[[nodiscard]] absl::Status CheckSameCluster(const std::optional<Checkpoint>& latest,
+                                            absl::string_view system_id);
 
 // The latest checkpoint of `transactional_id` among `records` (all of the topic up
 // to its end, as read with isolation.level=read_committed): the last record with

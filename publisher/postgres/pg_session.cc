@@ -56,7 +56,7 @@ absl::StatusOr<Session> PgSessionSource::Open() {
   log_.Info("streaming", {{"slot", options_.source.slot},
                           {"database", id.database},
                           {"server_version", int64_t{stream->server_version()}}});
-  return Session{std::move(stream), id.database};
+  return Session{std::move(stream), id.database, id.system_id};
 }
 
 }  // namespace publisher

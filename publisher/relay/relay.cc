@@ -25,6 +25,8 @@ absl::Status Relay::Run(cdc::WalStream& stream, Sink& sink,
   // A new session re-reads every unconfirmed transaction from the slot.
   tracker_.Reset();
   checkpoints_ = CheckpointFilter(sink.committed_checkpoint());
+  // Before anything is read: a checkpoint of another cluster would skip rows.
+  RETURN_IF_ERROR(CheckSameCluster(checkpoints_.latest(), options_.system_id));
   decoder_ = cdc::pgoutput::StreamDecoder();
   relations_.Clear();
   outbox_.clear();
@@ -134,7 +136,7 @@ absl::Status Relay::HandleXLogData(const cdc::XLogData& frame) {
     RETURN_IF_ERROR(tracker_.Commit(c->end_lsn));
     if (!transaction_.skipped) {
       sink_->TransactionCommitted(
-          {c->end_lsn, transaction_.xid, transaction_.commit_time});
+          {c->end_lsn, transaction_.xid, transaction_.commit_time, options_.system_id});
     }
     return absl::OkStatus();
   }

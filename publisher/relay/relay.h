@@ -67,8 +67,12 @@ class Relay {
   [[nodiscard]] absl::Status Run(cdc::WalStream& stream, Sink& sink,
                                  const std::atomic<bool>& stop);
 
-  // The database name envelopes carry in source.database.
-  void set_database(std::string database) { options_.database = std::move(database); }
+  // The session's database (the name envelopes carry in source.database) and its
+  // cluster's system identifier (what exactly-once checkpoints carry).
+  void set_source(std::string database, std::string system_id) {
+    options_.database = std::move(database);
+    options_.system_id = std::move(system_id);
+  }
 
   // Where the relay publishes its figures (every metrics_interval, and when a run
   // starts and ends); not owned, may be null. Set before Run.

@@ -43,7 +43,8 @@ struct RelayOptions {
   absl::Duration drain_timeout = absl::Seconds(30);
   // How often the figures are copied to Metrics.
   absl::Duration metrics_interval = absl::Milliseconds(250);
-  std::string database;  // For envelopes' source.database.
+  std::string database;   // For envelopes' source.database.
+  std::string system_id;  // Of the PostgreSQL cluster, for exactly-once checkpoints.
   // Transactional logical decoding messages with this prefix are outbox events
   // too (--message-prefix; "" = none).
   std::string message_prefix;

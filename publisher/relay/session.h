@@ -15,7 +15,8 @@ namespace publisher {
 // A replication session that has started streaming from the slot.
 struct Session {
   std::unique_ptr<cdc::WalStream> stream;
-  std::string database;  // For envelopes' source.database.
+  std::string database;        // For envelopes' source.database.
+  std::string system_id = {};  // IDENTIFY_SYSTEM's: for exactly-once checkpoints.
 };
 
 // Opens a replication session: connect, check, start streaming from the slot.

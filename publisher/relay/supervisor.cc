@@ -79,7 +79,7 @@ SupervisorResult Supervisor::Run(const std::atomic<bool>& stop) {
     if (started) log_.Info("replication session restarted; resuming from the slot");
     started = true;
     backoff.Reset();
-    relay_.set_database(session->database);
+    relay_.set_source(session->database, session->system_id);
     absl::Status s = relay_.Run(*session->stream, **sink, stop);
     session->stream.reset();
     if (s.ok()) return {s, true};

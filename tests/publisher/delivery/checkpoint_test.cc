@@ -15,7 +15,7 @@ using ::testing::HasSubstr;
 const absl::Time kT = absl::FromUnixMicros(1'800'000'000'123'456);
 
 TEST(CheckpointTest, RoundTripsThroughTheRecordValue) {
-  Checkpoint c{Lsn(0x16B3F28), 731, kT};
+  Checkpoint c{Lsn(0x16B3F28), 731, kT, "7301234567890123456"};
   std::string value = EncodeCheckpoint(c, "outbox-publisher.slot", kT + absl::Seconds(1));
   absl::StatusOr<Checkpoint> back = DecodeCheckpoint(value, "outbox-publisher.slot");
   ASSERT_TRUE(back.ok()) << back.status();
@@ -26,6 +26,19 @@ TEST(CheckpointTest, RoundTripsThroughTheRecordValue) {
   EXPECT_EQ(m.transactional_id(), "outbox-publisher.slot");
   EXPECT_EQ(m.written_at().seconds(), 1'800'000'001);
   EXPECT_EQ(m.commit_time().nanos(), 123'456'000);
+  EXPECT_EQ(m.system_identifier(), "7301234567890123456");
+}
+
+TEST(CheckSameClusterTest, OnlyACheckpointNamingAnotherClusterIsRefused) {
+  EXPECT_TRUE(CheckSameCluster(std::nullopt, "73").ok()) << "nothing committed yet";
+  EXPECT_TRUE(CheckSameCluster(Checkpoint{Lsn(5), 1, kT, "73"}, "73").ok());
+  EXPECT_TRUE(CheckSameCluster(Checkpoint{Lsn(5), 1, kT}, "73").ok())
+      << "written before checkpoints named their cluster";
+  absl::Status other = CheckSameCluster(Checkpoint{Lsn(0x900), 1, kT, "71"}, "73");
+  EXPECT_EQ(other.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(other.message(), HasSubstr("system identifier 71, at LSN 0/900"));
+  EXPECT_THAT(other.message(), HasSubstr("(system identifier 73)"));
+  EXPECT_THAT(other.message(), HasSubstr("--transactional-id"));
 }
 
 TEST(CheckpointTest, ForeignOrGarbageValuesAreDataLoss) {

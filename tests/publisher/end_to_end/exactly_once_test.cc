@@ -9,6 +9,7 @@
 #include <signal.h>
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -19,6 +20,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "publisher/delivery/checkpoint.h"
+#include "publisher/kafka/checkpoint_reader.h"
+#include "publisher/program/options.h"
 #include "tests/publisher/publisher_fixture.h"
 
 namespace publisher {
@@ -87,6 +90,22 @@ class ExactlyOnceTest : public PublisherTest {
         testing_harness::ProduceAll(mock_->bootstrap(), "outbox.checkpoints",
                                     {{"outbox-publisher.outbox_publisher", value}})
             .ok());
+  }
+
+  // This cluster's system identifier, as IDENTIFY_SYSTEM gives it.
+  std::string SystemIdentifier() {
+    return *ValueOrDie(
+        sql_->Exec("SELECT system_identifier::text FROM "
+                   "pg_control_system()"))[0][0];
+  }
+
+  // The latest checkpoint of the default transactional id in the checkpoint topic.
+  std::optional<Checkpoint> LatestCommitted() {
+    Config config;
+    config.brokers = mock_->bootstrap();
+    auto records = ValueOrDie(ReadCheckpointTopic(
+        KafkaOptionsFrom(config), "outbox.checkpoints", absl::Seconds(30)));
+    return ValueOrDie(LatestCheckpoint(records, "outbox-publisher.outbox_publisher"));
   }
 
   int next_ = 0;
@@ -173,7 +192,7 @@ TEST_F(ExactlyOnceTest,
   Write(20);  // "Already in Kafka": covered by the checkpoint below.
   size_t covered = count() - published_before;
   Lsn covered_to = WalInsert();
-  ProduceCheckpoint(EncodeCheckpoint({covered_to, 1, absl::Now()},
+  ProduceCheckpoint(EncodeCheckpoint({covered_to, 1, absl::Now(), SystemIdentifier()},
                                      "outbox-publisher.outbox_publisher", absl::Now()));
   Write(10);  // After the checkpoint: published.
   publisher_ = Start();
@@ -187,6 +206,41 @@ TEST_F(ExactlyOnceTest,
                       absl::Seconds(30)));
   EXPECT_THAT(publisher_->Log(), HasSubstr(absl::StrCat("\"rows_skipped\":", covered)));
   EXPECT_THAT(publisher_->Log(), HasSubstr(covered_to.ToString()));
+}
+
+TEST_F(ExactlyOnceTest, ACheckpointOfAnotherClusterIsRefusedNotResumedFrom) {
+  // The checkpoints this publisher commits name this cluster.
+  publisher_ = Start();
+  Write(5);
+  ASSERT_TRUE(WaitFor([&] { return Confirmed() >= WalInsert(); }, absl::Seconds(60)));
+  publisher_->Signal(SIGTERM);
+  ASSERT_EQ(publisher_->Wait(absl::Seconds(60)), 0) << publisher_->Log();
+  std::optional<Checkpoint> mine = LatestCommitted();
+  ASSERT_TRUE(mine.has_value());
+  EXPECT_EQ(mine->system_id, SystemIdentifier());
+
+  // Then the transactional id's latest checkpoint is another cluster's, far ahead
+  // in its WAL (the id reused for another database, or this database re-created
+  // while Kafka kept the topic): resuming after it would skip every row below.
+  Lsn confirmed = Confirmed();
+  const Lsn kAhead(0xFFFFFF000000);
+  ProduceCheckpoint(EncodeCheckpoint({kAhead, 1, absl::Now(), "1234"},
+                                     "outbox-publisher.outbox_publisher", absl::Now()));
+  Write(5);
+  log_path_ = absl::StrCat(cluster_->dir(), "/publisher-other-cluster.log");
+  auto p = StartPublisher(kExactlyOnce);
+  EXPECT_EQ(p->Wait(absl::Seconds(60)), 1) << p->Log();
+  EXPECT_THAT(p->Log(),
+              HasSubstr(absl::StrCat("written for another PostgreSQL cluster (system "
+                                     "identifier 1234, at LSN ",
+                                     kAhead.ToString(), ")")));
+  EXPECT_EQ(Confirmed(), confirmed)
+      << "rows after the checkpoint were taken as published";
+
+  // The way out the error names: delete the checkpoint, start over from the slot.
+  ProduceCheckpoint("");
+  publisher_ = Start();
+  EXPECT_EQ(Verify().lost, 0u);
 }
 
 TEST_F(ExactlyOnceTest, AStandbyMakesNoTransactionalProducerUntilItTakesOver) {

@@ -31,7 +31,11 @@ class RelayTest : public ::testing::Test {
     options_.stats_interval = absl::Seconds(30);
     options_.min_status_gap = absl::ZeroDuration();
     options_.drain_timeout = absl::Seconds(5);
+    options_.system_id = kSystem;
   }
+
+  // This PostgreSQL cluster's system identifier (IDENTIFY_SYSTEM).
+  static constexpr char kSystem[] = "7301234567890123456";
 
   absl::Status Run() {
     Relay relay(options_, log_, [this] { return clock_.Now(); });
@@ -642,7 +646,7 @@ TEST_F(RelayTest, TransactionsTheSinksCheckpointCoversAreSkippedButConfirmed) {
   // the first two of three transactions (0x110, 0x210) are skipped, the third
   // (committing at 0x300, above the checkpoint) is produced.
   const absl::Time kCommit = absl::FromUnixSeconds(1'800'000'100);
-  sink_.checkpoint = Checkpoint{Lsn(0x210), 2, kCommit};
+  sink_.checkpoint = Checkpoint{Lsn(0x210), 2, kCommit, kSystem};
   sink_.auto_ack = true;
   ThreeTransactions("a", "b", "c");
   ASSERT_TRUE(Run().ok());
@@ -654,6 +658,32 @@ TEST_F(RelayTest, TransactionsTheSinksCheckpointCoversAreSkippedButConfirmed) {
   ASSERT_EQ(sink_.boundaries.size(), 1u);
   EXPECT_EQ(sink_.boundaries[0].end_lsn, Lsn(0x310));
   EXPECT_EQ(sink_.boundaries[0].xid, 3u);
+  EXPECT_EQ(sink_.boundaries[0].system_id, kSystem) << "what the next start checks";
+}
+
+TEST_F(RelayTest, ACheckpointOfAnotherClusterStopsTheRunBeforeAnythingIsRead) {
+  // The transactional id's checkpoint is of another cluster's WAL (a reused
+  // --transactional-id, or a database re-created while Kafka kept its topics):
+  // taking it would skip every transaction here below 0x900, all three of them.
+  sink_.checkpoint = Checkpoint{Lsn(0x900), 9, absl::UnixEpoch(), "7300000000000000001"};
+  sink_.auto_ack = true;
+  ThreeTransactions("a", "b", "c");
+  absl::Status s = Run();
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  EXPECT_THAT(s.message(), HasSubstr("7300000000000000001"));
+  EXPECT_THAT(s.message(), HasSubstr(kSystem));
+  EXPECT_THAT(ProducedIds(), ElementsAre());
+  EXPECT_EQ(stream_.max_flush(), Lsn()) << "nothing may be confirmed as published";
+  EXPECT_EQ(stats_.rows_skipped, 0u);
+}
+
+TEST_F(RelayTest, ACheckpointWithoutASystemIdentifierIsResumedFrom) {
+  // Written before checkpoints named their cluster: trusted as before.
+  sink_.checkpoint = Checkpoint{Lsn(0x210), 2, absl::UnixEpoch()};
+  sink_.auto_ack = true;
+  ThreeTransactions("a", "b", "c");
+  ASSERT_TRUE(Run().ok());
+  EXPECT_THAT(ProducedIds(), ElementsAre("c"));
 }
 
 TEST_F(RelayTest, ATransactionCommittingAtTheCheckpointsEndIsNotSkipped) {
