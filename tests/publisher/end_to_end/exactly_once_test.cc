@@ -227,8 +227,10 @@ TEST_F(ExactlyOnceTest, ACheckpointOfAnotherClusterIsRefusedNotResumedFrom) {
   ProduceCheckpoint(EncodeCheckpoint({kAhead, 1, absl::Now(), "1234"},
                                      "outbox-publisher.outbox_publisher", absl::Now()));
   Write(5);
-  log_path_ = absl::StrCat(cluster_->dir(), "/publisher-other-cluster.log");
-  auto p = StartPublisher(kExactlyOnce);
+  // It stops moments after it logs "streaming", so not StartPublisher, which
+  // expects a running process at that point.
+  auto p = ValueOrDie(Process::Start(
+      PublisherArgv(kExactlyOnce), absl::StrCat(cluster_->dir(), "/other-cluster.log")));
   EXPECT_EQ(p->Wait(absl::Seconds(60)), 1) << p->Log();
   EXPECT_THAT(p->Log(),
               HasSubstr(absl::StrCat("written for another PostgreSQL cluster (system "
