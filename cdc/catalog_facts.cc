@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -14,9 +15,9 @@ std::string CreatePublicationSql(absl::string_view quoted_name,
                       absl::StrJoin(quoted_tables, ", "), " WITH (publish = 'insert')");
 }
 
-std::string CreateSlotSql(absl::string_view literal_slot) {
+std::string CreateSlotSql(absl::string_view literal_slot, bool failover) {
   return absl::StrCat("SELECT pg_create_logical_replication_slot(", literal_slot,
-                      ", 'pgoutput')");
+                      ", 'pgoutput'", failover ? ", false, false, true" : "", ")");
 }
 
 std::string DropSlotSql(absl::string_view literal_slot) {
@@ -91,14 +92,43 @@ absl::Status CheckSlot(const SlotFacts& facts, absl::string_view literal_slot,
                      "\": connect to that database or choose another slot name"));
   }
   if (facts.wal_status == "lost") {
-    return absl::FailedPreconditionError(absl::StrCat(
+    return SlotGapError(absl::StrCat(
         "replication slot \"", slot,
         "\" has lost WAL it still needed (wal_status = lost, see "
         "max_slot_wal_keep_size): events committed meanwhile are gone from the WAL; "
-        "drop and recreate the slot (",
-        drop, ") and re-publish from the table"));
+        "drop and recreate the slot and re-publish from the outbox table: restart with "
+        "--on-slot-gap=republish, which does both (every row the old slot may not "
+        "have confirmed; consumers deduplicate on id), or do it by hand (",
+        drop, "); --on-slot-gap=skip accepts the loss"));
   }
   return absl::OkStatus();
+}
+
+namespace {
+constexpr char kGapPayload[] = "type.googleapis.com/outbox.publisher.SlotGap";
+}  // namespace
+
+absl::Status SlotGapError(absl::string_view message) {
+  absl::Status s = absl::FailedPreconditionError(message);
+  s.SetPayload(kGapPayload, absl::Cord("gap"));
+  return s;
+}
+
+bool IsSlotGap(const absl::Status& status) {
+  return status.GetPayload(kGapPayload).has_value();
+}
+
+std::string SlotGapWaysOut(bool table_less) {
+  std::string out =
+      "restart with --on-slot-gap=republish to re-publish from the outbox table every "
+      "row the old slot may not have confirmed (consumers deduplicate on id), or with "
+      "--on-slot-gap=skip to accept the loss";
+  if (table_less) {
+    absl::StrAppend(&out,
+                    "; events sent with outbox_emit() (--message-prefix) live only in "
+                    "the WAL and cannot be re-published");
+  }
+  return out;
 }
 
 }  // namespace cdc

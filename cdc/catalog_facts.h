@@ -62,12 +62,21 @@ struct SlotFacts {
   std::optional<int64_t> active_pid;
   // pg_current_wal_lsn() - restart_lsn: the WAL this slot keeps on disk.
   std::optional<int64_t> retained_bytes;
+  // PostgreSQL 17+: whether standbys with sync_replication_slots carry the slot
+  // (failover), and on a standby whether this copy came from the primary (synced).
+  // nullopt before 17.
+  std::optional<bool> failover;
+  bool synced = false;
 };
+
+// Failover slots (a standby carries the slot across a promotion) exist from 17.
+inline constexpr int kFailoverSlotsVersion = 170000;
 
 // The SQL a user runs to create what the publisher would create.
 std::string CreatePublicationSql(absl::string_view quoted_name,
                                  const std::vector<std::string>& quoted_tables);
-std::string CreateSlotSql(absl::string_view literal_slot);
+// `failover`: as a failover slot (PostgreSQL 17+).
+std::string CreateSlotSql(absl::string_view literal_slot, bool failover = false);
 std::string DropSlotSql(absl::string_view literal_slot);
 
 // wal_level must be logical.
@@ -82,9 +91,21 @@ absl::Status CheckPublication(const PublicationFacts& facts,
                               const std::vector<std::string>& quoted_tables, bool create);
 
 // An existing slot must be a logical pgoutput slot of `database` that has not lost
-// WAL. A missing one is an error only when the publisher may not create it.
+// WAL. A missing one is an error only when the publisher may not create it. A slot
+// that lost WAL is a gap (SlotGapError).
 absl::Status CheckSlot(const SlotFacts& facts, absl::string_view literal_slot,
                        absl::string_view database, bool create);
+
+// A gap in the slot's history: events committed in it would never be published
+// from the slot. A kFailedPrecondition that IsSlotGap tells apart, because a gap
+// stops the publisher with exit 2 whenever it is found (after a failover too): it
+// is the operator's to decide.
+absl::Status SlotGapError(absl::string_view message);
+bool IsSlotGap(const absl::Status& status);
+
+// The ways out of a gap, for its message: --on-slot-gap=republish or skip, and
+// with `table_less` why events without a table cannot be re-published.
+std::string SlotGapWaysOut(bool table_less);
 
 }  // namespace cdc
 

@@ -24,13 +24,14 @@ declare -A allowed=(
   [publisher/operations]='cdc/|common/|publisher/operations/'
   [publisher/delivery]='cdc/|common/|outbox/|publisher/(mapping|operations|delivery)/'
   [publisher/relay]='cdc/|common/|outbox/|publisher/(mapping|operations|delivery|relay)/'
+  [publisher/recovery]='cdc/|common/|outbox/|publisher/(mapping|delivery|recovery)/'
   [consumer]='cdc/|common/|outbox/|consumer/(failures/)?[a-z_]+\.h'
   [consumer/failures]='cdc/|common/|outbox/|consumer/(failures/)?[a-z_]+\.h'
   # Shells: the pure parts below them, and their own library.
   [cdc/postgres]='cdc/'
   [kafka]='common/|kafka/'
   [publisher/kafka]='cdc/|common/|kafka/|outbox/|publisher/(mapping|operations|delivery|kafka)/'
-  [publisher/postgres]='cdc/|common/|outbox/|publisher/(mapping|operations|delivery|relay|postgres)/'
+  [publisher/postgres]='cdc/|common/|outbox/|publisher/(mapping|operations|delivery|relay|recovery|postgres)/'
   [publisher/http]='cdc/|common/|publisher/(operations|http)/'
   [consumer/kafka]='cdc/|common/|kafka/|outbox/|consumer/((failures|kafka)/)?[a-z_]+\.h'
   [consumer/postgres]='cdc/|common/|outbox/|consumer/((failures|postgres)/)?[a-z_]+\.h'
@@ -39,7 +40,7 @@ declare -A allowed=(
   [publisher/program]='cdc/|common/|kafka/|outbox/|publisher/'
 )
 declare -A pure=([cdc]=1 [common]=1 [publisher/mapping]=1 [publisher/operations]=1
-                 [publisher/delivery]=1 [publisher/relay]=1 [consumer]=1
+                 [publisher/delivery]=1 [publisher/relay]=1 [publisher/recovery]=1 [consumer]=1
                  [consumer/failures]=1)
 
 failed=0

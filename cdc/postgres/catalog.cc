@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -113,8 +114,10 @@ absl::StatusOr<PublicationFacts> ReadPublicationFacts(SqlConnection& sql,
 absl::StatusOr<SlotFacts> ReadSlotFacts(SqlConnection& sql, const std::string& slot) {
   SlotFacts f;
   f.name = slot;
-  // wal_status exists from PostgreSQL 13; the publisher needs 10+.
+  // wal_status exists from PostgreSQL 13; the publisher needs 10+. failover and
+  // synced from 17.
   bool has_wal_status = sql.server_version() >= 130000;
+  bool has_failover = sql.server_version() >= kFailoverSlotsVersion;
   ASSIGN_OR_RETURN(
       SqlRows rows,
       sql.Query(absl::StrCat(
@@ -123,10 +126,12 @@ absl::StatusOr<SlotFacts> ReadSlotFacts(SqlConnection& sql, const std::string& s
           "CASE WHEN pg_catalog.pg_is_in_recovery() THEN NULL ELSE "
           "pg_catalog.pg_wal_lsn_diff(pg_catalog.pg_current_wal_lsn(), "
           "restart_lsn)::bigint "
-          "END FROM pg_catalog.pg_replication_slots WHERE slot_name = ",
+          "END, ",
+          has_failover ? "failover, synced" : "NULL, NULL",
+          " FROM pg_catalog.pg_replication_slots WHERE slot_name = ",
           sql.Literal(slot))));
   if (rows.empty()) return f;
-  RETURN_IF_ERROR(Shape(rows, 7, "the replication slot query"));
+  RETURN_IF_ERROR(Shape(rows, 9, "the replication slot query"));
   const auto& r = rows[0];
   f.exists = true;
   f.slot_type = Text(r[0]);
@@ -136,6 +141,8 @@ absl::StatusOr<SlotFacts> ReadSlotFacts(SqlConnection& sql, const std::string& s
   f.active = Bool(r[4]);
   if (r[5]) f.active_pid = Int(r[5]);
   if (r[6]) f.retained_bytes = Int(r[6]);
+  if (r[7]) f.failover = Bool(r[7]);
+  f.synced = Bool(r[8]);
   return f;
 }
 
@@ -204,7 +211,46 @@ absl::Status EnsurePublication(SqlConnection& sql, const std::string& name,
   return s;
 }
 
-absl::Status EnsureSlot(SqlConnection& sql, const std::string& slot, bool create) {
+absl::StatusOr<Lsn> CreateSlot(SqlConnection& sql, const std::string& slot,
+                               const SlotCreation& how) {
+  RETURN_IF_ERROR(ValidateSlotName(slot));
+  std::string command =
+      absl::StrCat("CREATE_REPLICATION_SLOT ", sql.Quote(slot), " LOGICAL pgoutput");
+  if (sql.server_version() >= 150000) {
+    // The option list (15+); FAILOVER from 17.
+    absl::StrAppend(&command, " (SNAPSHOT '", how.use_snapshot ? "use" : "nothing", "'",
+                    how.failover && sql.server_version() >= kFailoverSlotsVersion
+                        ? ", FAILOVER"
+                        : "",
+                    ")");
+  } else {
+    absl::StrAppend(&command, how.use_snapshot ? " USE_SNAPSHOT" : " NOEXPORT_SNAPSHOT");
+  }
+  absl::Duration answer_timeout = sql.answer_timeout();
+  sql.set_answer_timeout(absl::InfiniteDuration());
+  absl::StatusOr<SqlRows> rows = sql.Query(command);
+  sql.set_answer_timeout(answer_timeout);
+  if (!rows.ok()) return rows.status();
+  // slot_name, consistent_point, snapshot_name, output_plugin.
+  if (rows->size() != 1 || (*rows)[0].size() < 2 || !(*rows)[0][1]) {
+    return absl::DataLossError("CREATE_REPLICATION_SLOT returned an unexpected shape");
+  }
+  return Lsn::Parse(*(*rows)[0][1]);
+}
+
+absl::Status EnableSlotFailover(SqlConnection& sql, const std::string& slot) {
+  return sql.Command(
+      absl::StrCat("ALTER_REPLICATION_SLOT ", sql.Quote(slot), " (FAILOVER true)"));
+}
+
+absl::Status DropSlot(SqlConnection& sql, const std::string& slot) {
+  absl::Status s = sql.Command(absl::StrCat("DROP_REPLICATION_SLOT ", sql.Quote(slot)));
+  if (!s.ok() && absl::StrContains(s.message(), "does not exist")) return absl::OkStatus();
+  return s;
+}
+
+absl::Status EnsureSlot(SqlConnection& sql, const std::string& slot, bool create,
+                        const SlotCreation& how) {
   RETURN_IF_ERROR(ValidateSlotName(slot));
   for (int attempt = 0; attempt < 2; ++attempt) {
     ASSIGN_OR_RETURN(SlotFacts facts, ReadSlotFacts(sql, slot));
@@ -212,13 +258,7 @@ absl::Status EnsureSlot(SqlConnection& sql, const std::string& slot, bool create
     RETURN_IF_ERROR(Shape(here, 1, "current_database()"));
     RETURN_IF_ERROR(CheckSlot(facts, sql.Literal(slot), Text(here[0][0]), create));
     if (facts.exists) return absl::OkStatus();
-    // Creating a slot waits for every transaction running now to end, however
-    // long: no answer timeout applies to it.
-    absl::Duration answer_timeout = sql.answer_timeout();
-    sql.set_answer_timeout(absl::InfiniteDuration());
-    absl::Status s = sql.Command(absl::StrCat("CREATE_REPLICATION_SLOT ", sql.Quote(slot),
-                                              " LOGICAL pgoutput NOEXPORT_SNAPSHOT"));
-    sql.set_answer_timeout(answer_timeout);
+    absl::Status s = CreateSlot(sql, slot, how).status();
     if (!absl::IsAlreadyExists(s)) return s;
     // Another process created it between our check and CREATE: check it again.
   }

@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "cdc/catalog_facts.h"
+#include "cdc/lsn.h"
 #include "cdc/postgres/sql_connection.h"
 
 namespace cdc {
@@ -47,12 +48,35 @@ std::vector<std::string> QuoteTables(SqlConnection& sql,
                                              const std::vector<std::string>& tables,
                                              bool create);
 
+// How CreateSlot makes a slot.
+struct SlotCreation {
+  // A failover slot (PostgreSQL 17+; ignored before).
+  bool failover = false;
+  // Use the slot's starting snapshot for the transaction the connection is in
+  // (which must be REPEATABLE READ and READ ONLY, and have run nothing yet): what
+  // it reads is exactly what committed before the slot's first change.
+  bool use_snapshot = false;
+};
+
+// CREATE_REPLICATION_SLOT `slot` LOGICAL pgoutput on a replication connection;
+// returns its consistent point (it streams what commits after it).
+// kAlreadyExists when the slot exists. No answer timeout applies: creating a slot
+// waits for every transaction running now to end, however long.
+[[nodiscard]] absl::StatusOr<Lsn> CreateSlot(SqlConnection& sql, const std::string& slot,
+                                             const SlotCreation& how);
+
+// Makes an existing slot a failover slot (ALTER_REPLICATION_SLOT, PostgreSQL 17+).
+[[nodiscard]] absl::Status EnableSlotFailover(SqlConnection& sql, const std::string& slot);
+
+// DROP_REPLICATION_SLOT on a replication connection; OK when it does not exist.
+[[nodiscard]] absl::Status DropSlot(SqlConnection& sql, const std::string& slot);
+
 // Ensures logical slot `slot` exists in this database with the pgoutput plugin,
-// creating it when missing and `create`. kFailedPrecondition for a slot of another
-// plugin or database, a physical slot, or a slot whose WAL was removed;
-// kInvalidArgument for a name the server would refuse.
+// creating it (as `how` says) when missing and `create`. kFailedPrecondition for a
+// slot of another plugin or database, a physical slot, or a slot whose WAL was
+// removed; kInvalidArgument for a name the server would refuse.
 [[nodiscard]] absl::Status EnsureSlot(SqlConnection& sql, const std::string& slot,
-                                      bool create);
+                                      bool create, const SlotCreation& how = {});
 
 // Slot names are restricted by the server to 1-63 lower-case letters, digits, '_'.
 [[nodiscard]] absl::Status ValidateSlotName(absl::string_view slot);

@@ -63,6 +63,8 @@ struct RelayStats {
   uint64_t transactions = 0;                           // Commits received.
   uint64_t rewinds = 0;                // Producer sessions ended by an unproven delivery.
   cdc::Lsn confirmed;                  // Last flush LSN sent to the server.
+  uint64_t sessions = 0;               // Replication sessions run (Relay::Run calls).
+  cdc::Lsn session_confirmed;          // Last flush LSN sent in the current session.
   cdc::Lsn server_wal_end;             // Highest WAL end the server reported.
   std::optional<absl::Time> last_ack;  // Of the last acknowledgement.
   LatencyHistogram commit_to_ack;      // Commit time to acknowledgement.

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "cdc/postgres/catalog.h"
 #include "cdc/status_macros.h"
+#include "publisher/postgres/slot_records.h"
 
 namespace publisher {
 namespace {
@@ -42,6 +43,7 @@ void CatalogWatcher::Loop() {
     absl::Status s = Probe();
     if (!s.ok()) {
       sql_.reset();  // Connect again next time.
+      horizon_.Drop();  // Its server may not be the next connection's.
       log_.Debug("slot check failed; trying again at the next interval",
                  {{"error", std::string(s.message())}});
     }
@@ -86,6 +88,24 @@ absl::Status CatalogWatcher::Probe() {
   for (const std::string& w : v.warnings) log_.Warn(w, {{"slot", options_.source.slot}});
   for (const std::string& n : v.notes) log_.Info(n, {{"slot", options_.source.slot}});
   if (!v.fatal.ok()) fault_.Raise(v.fatal);
+  return AdvanceHorizon();
+}
+
+absl::Status CatalogWatcher::AdvanceHorizon() {
+  if (!options_.state_table) return absl::OkStatus();
+  RelaySnapshot relay = metrics_.relay();
+  RelayProgress progress{relay.stats.sessions, relay.stats.session_confirmed,
+                         relay.stats.acknowledged};
+  if (std::optional<uint64_t> xid = horizon_.Due(progress)) {
+    SlotRecords records(*sql_, *options_.state_table, options_.source.slot);
+    RETURN_IF_ERROR(records.Advance(*xid));
+    horizon_.Recorded();
+    log_.Debug("recorded the published horizon", {{"below_xid", *xid}});
+  }
+  if (horizon_.wants_candidate()) {
+    ASSIGN_OR_RETURN(auto candidate, ReadHorizonCandidate(*sql_));
+    horizon_.Offer(candidate.first, candidate.second, progress);
+  }
   return absl::OkStatus();
 }
 

@@ -2,7 +2,8 @@
 // the relay streams, it reads the slot, the outbox tables and the publication over
 // a plain connection of its own, and acts on CatalogWatch's verdict: it logs the
 // warnings, sets the slot's retained WAL in Metrics, and raises a fatal finding on
-// the ExternalFault that the relay checks on every turn of its loop.
+// the ExternalFault that the relay checks on every turn of its loop. It also
+// raises the state table's horizon as the relay's confirmations cover it.
 //
 // Trouble reaching the server is not its business (the replication connection
 // reports that): it logs at debug level and tries again at the next interval.
@@ -21,6 +22,7 @@
 #include "publisher/operations/catalog_watch.h"
 #include "publisher/operations/metrics.h"
 #include "publisher/postgres/postgres_options.h"
+#include "publisher/recovery/horizon.h"
 #include "publisher/relay/external_fault.h"
 
 namespace publisher {
@@ -45,6 +47,9 @@ class CatalogWatcher {
   ExternalFault& fault_;
   std::unique_ptr<cdc::SqlConnection> sql_;
   std::optional<CatalogWatch> watch_;  // Built on the first connection.
+  // Raising the state table's horizon (publisher/recovery/horizon.h).
+  absl::Status AdvanceHorizon();
+  PublishedHorizon horizon_;
   std::mutex mu_;
   std::condition_variable wake_;
   bool stop_ = false;

@@ -7,6 +7,7 @@
 #include "cdc/status_macros.h"
 #include "publisher/mapping/mapper.h"
 #include "publisher/mapping/message_events.h"
+#include "publisher/postgres/slot_setup.h"
 
 namespace publisher {
 namespace {
@@ -36,7 +37,7 @@ absl::StatusOr<Session> PgSessionSource::Open() {
   }
   RETURN_IF_ERROR(cdc::EnsurePublication(stream->sql(), options_.source.publication,
                                          tables, options_.create));
-  RETURN_IF_ERROR(cdc::EnsureSlot(stream->sql(), options_.source.slot, options_.create));
+  RETURN_IF_ERROR(PrepareSlot(*stream, options_, id.database, log_, republish_sinks_));
 
   if (!options_.message_prefix.empty()) {
     RETURN_IF_ERROR(MessageEvents::Bind(options_.columns, options_.topic).status());

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "common/log.h"
+#include "publisher/delivery/sink.h"
 #include "publisher/postgres/postgres_options.h"
 #include "publisher/relay/session.h"
 
@@ -17,15 +18,19 @@ namespace publisher {
 
 class PgSessionSource : public SessionSource {
  public:
-  // `log` must outlive the source.
-  PgSessionSource(PgSessionOptions options, Logger& log)
-      : options_(std::move(options)), log_(log) {}
+  // `log` must outlive the source, and so must `republish_sinks`: the producer
+  // that closes a gap from the outbox table (--on-slot-gap=republish); may be
+  // null otherwise.
+  PgSessionSource(PgSessionOptions options, Logger& log,
+                  SinkFactory* republish_sinks = nullptr)
+      : options_(std::move(options)), log_(log), republish_sinks_(republish_sinks) {}
 
   absl::StatusOr<Session> Open() override;
 
  private:
   PgSessionOptions options_;
   Logger& log_;
+  SinkFactory* republish_sinks_;
 };
 
 }  // namespace publisher

@@ -3,12 +3,15 @@
 #ifndef PUBLISHER_POSTGRES_POSTGRES_OPTIONS_H_
 #define PUBLISHER_POSTGRES_POSTGRES_OPTIONS_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/time/time.h"
 #include "publisher/mapping/columns.h"
+#include "publisher/recovery/slot_plan.h"
 
 namespace publisher {
 
@@ -24,6 +27,12 @@ struct OutboxSource {
 struct PgSessionOptions {
   OutboxSource source;
   bool create = true;  // --create: the publication and the slot may be created.
+  bool failover_slot = true;  // --failover-slot: on PostgreSQL 17+.
+  // --state-table: the publisher's record of its slot; nullopt = none (no gap
+  // is ever detected).
+  std::optional<TableName> state_table;
+  OnSlotGap on_slot_gap = OnSlotGap::kStop;  // --on-slot-gap
+  size_t max_in_flight = 20000;  // --max-in-flight, for re-publishing too.
   ColumnMapping columns;
   std::string topic;           // --topic: the template, checked at every session.
   std::string message_prefix;  // --message-prefix; "" = off.
@@ -34,6 +43,7 @@ struct PgSessionOptions {
 // The slot watcher (CatalogWatcher).
 struct CatalogWatcherOptions {
   OutboxSource source;
+  std::optional<TableName> state_table;  // Whose horizon it advances.
   int64_t max_retained_wal = 0;        // --max-retained-wal: bytes; warn above.
   absl::Duration slot_check_interval;  // --slot-check-interval
 };

@@ -129,6 +129,40 @@ const std::vector<Flag>& Flags() {
              ASSIGN_OR_RETURN(c.create, ParseBool("create", v));
              return absl::OkStatus();
            }},
+      Flag{"failover-slot",
+           "create the slot as a failover slot on PostgreSQL 17+ (a standby with "
+           "sync_replication_slots carries it across a promotion)",
+           true,
+           [](Config& c, absl::string_view v) -> absl::Status {
+             ASSIGN_OR_RETURN(c.failover_slot, ParseBool("failover-slot", v));
+             return absl::OkStatus();
+           }},
+      Flag{"state-table",
+           "the publisher's record of its slot, which detects a gap after a failover "
+           "or a lost slot (\"\" = none)",
+           false,
+           [](Config& c, absl::string_view v) -> absl::Status {
+             if (!v.empty()) {
+               std::vector<std::string> parts = absl::StrSplit(v, '.');
+               if (parts.size() > 2 ||
+                   std::any_of(parts.begin(), parts.end(),
+                               [](const std::string& p) { return p.empty(); })) {
+                 return Bad("state-table", v, "expected table or schema.table, or \"\"");
+               }
+             }
+             c.state_table = std::string(v);
+             return absl::OkStatus();
+           }},
+      Flag{"on-slot-gap",
+           "when the slot is new but the state table says an old one was published "
+           "from: stop (exit 2), republish (from the outbox table) or skip",
+           false,
+           [](Config& c, absl::string_view v) -> absl::Status {
+             absl::StatusOr<OnSlotGap> g = ParseOnSlotGap(v);
+             if (!g.ok()) return Bad("on-slot-gap", v, g.status().message());
+             c.on_slot_gap = *g;
+             return absl::OkStatus();
+           }},
       STRING_FLAG("brokers", brokers, "Kafka bootstrap servers"),
       Flag{"topic", "topic template: {column}, {schema}, {table}", false,
            [](Config& c, absl::string_view v) -> absl::Status {
@@ -441,6 +475,14 @@ std::string Usage() {
   return out;
 }
 
+std::optional<TableName> StateTable(const Config& c) {
+  if (c.state_table.empty()) return std::nullopt;
+  std::vector<std::string> parts = absl::StrSplit(c.state_table, '.');
+  if (parts.size() == 2) return TableName{parts[0], parts[1]};
+  std::string schema = c.tables.empty() ? "public" : c.tables.front().schema;
+  return TableName{schema, c.state_table};
+}
+
 std::vector<Field> DescribeConfig(const Config& c) {
   std::vector<std::string> tables;
   for (const TableName& t : c.tables) tables.push_back(t.qualified());
@@ -450,6 +492,9 @@ std::vector<Field> DescribeConfig(const Config& c) {
       {"publication", c.publication},
       {"table", absl::StrJoin(tables, ",")},
       {"create", c.create},
+      {"failover-slot", c.failover_slot},
+      {"state-table", c.state_table},
+      {"on-slot-gap", std::string(OnSlotGapName(c.on_slot_gap))},
       {"brokers", c.brokers},
       {"topic", c.topic},
       {"id-column", c.columns.id},

@@ -17,6 +17,7 @@
 #include "absl/time/time.h"
 #include "common/log.h"
 #include "publisher/mapping/columns.h"
+#include "publisher/recovery/slot_plan.h"
 #include "publisher/relay/relay_options.h"
 
 namespace publisher {
@@ -31,6 +32,12 @@ struct Config {
   std::string publication = "outbox_publisher";
   std::vector<TableName> tables = {{"public", "outbox"}};
   bool create = true;
+  // Primary failover and gaps (SPEC.md "PostgreSQL versions and failover").
+  bool failover_slot = true;  // Create the slot with failover on PostgreSQL 17+.
+  // The publisher's record of its slot: "table" (in the first outbox table's
+  // schema) or "schema.table"; "" = none (StateTable()).
+  std::string state_table = "outbox_publisher_state";
+  OnSlotGap on_slot_gap = OnSlotGap::kStop;
   std::string brokers = "localhost:9092";
   std::string topic = "outbox.event.{aggregate_type}";
   ColumnMapping columns;
@@ -66,6 +73,8 @@ struct Config {
 
 // --transactional-id, or its default outbox-publisher.{slot}.
 std::string TransactionalId(const Config& config);
+// --state-table resolved: nullopt when it is "".
+std::optional<TableName> StateTable(const Config& config);
 
 // "1GB", "512MB", "64kB", "1048576": a byte size with an optional unit (B, kB, MB,
 // GB, TB, 1024-based as in PostgreSQL; KiB, MiB, GiB, TiB also accepted).

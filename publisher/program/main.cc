@@ -5,11 +5,13 @@
 // Exit codes: 0 after SIGTERM/SIGINT with everything acknowledged and confirmed;
 // 2 for invalid configuration or environment (found before the first session
 // streams: a bad flag, unreachable servers, wal_level, a missing table or column,
-// a slot of another plugin); 1 for a fatal runtime error.
+// a slot of another plugin; and a gap in the slot's history whenever it is found);
+// 1 for a fatal runtime error.
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
 
+#include "cdc/catalog_facts.h"
 #include "common/log.h"
 #include "publisher/http/metrics_server.h"
 #include "publisher/kafka/kafka_sink.h"
@@ -98,7 +100,9 @@ int Main(int argc, char** argv) {
   SinkFactory& sinks = config->delivery == DeliveryMode::kExactlyOnce
                            ? static_cast<SinkFactory&>(exactly_once)
                            : at_least_once;
-  PgSessionSource sessions(PgSessionOptionsFrom(*config), log);
+  // A gap closed from the outbox table is re-published at least once, whatever
+  // --delivery says: consumers deduplicate such rows on id.
+  PgSessionSource sessions(PgSessionOptionsFrom(*config), log, &at_least_once);
   Relay relay(RelayOptionsFrom(*config, ""), log);
   ExternalFault fault;
   relay.set_metrics(&metrics);
@@ -109,6 +113,12 @@ int Main(int argc, char** argv) {
   CatalogWatcher watcher(CatalogWatcherOptionsFrom(*config), log, metrics, fault);
   SupervisorResult result = supervisor.Run(g_stop);
   if (!result.status.ok()) {
+    // A gap in the slot's history, even one found at a reconnect after a
+    // failover, is the operator's to decide (--on-slot-gap).
+    if (cdc::IsSlotGap(result.status)) {
+      return Fail(log, kExitConfig, "stopped: a gap in the slot's history",
+                  result.status);
+    }
     return result.started
                ? Fail(log, kExitRuntime, "stopped on an error", result.status)
                : Fail(log, kExitConfig, "cannot start: fix the environment and restart",

@@ -53,6 +53,10 @@ PgSessionOptions PgSessionOptionsFrom(const Config& c) {
   PgSessionOptions o;
   o.source = SourceFrom(c);
   o.create = c.create;
+  o.failover_slot = c.failover_slot;
+  o.state_table = StateTable(c);
+  o.on_slot_gap = c.on_slot_gap;
+  o.max_in_flight = static_cast<size_t>(c.max_in_flight);
   o.columns = c.columns;
   o.topic = c.topic;
   o.message_prefix = c.message_prefix;
@@ -63,6 +67,7 @@ PgSessionOptions PgSessionOptionsFrom(const Config& c) {
 CatalogWatcherOptions CatalogWatcherOptionsFrom(const Config& c) {
   CatalogWatcherOptions o;
   o.source = SourceFrom(c);
+  o.state_table = StateTable(c);
   o.max_retained_wal = c.max_retained_wal;
   o.slot_check_interval = c.slot_check_interval;
   return o;

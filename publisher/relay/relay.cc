@@ -24,6 +24,8 @@ absl::Status Relay::Run(cdc::WalStream& stream, Sink& sink,
   stop_ = &stop;
   // A new session re-reads every unconfirmed transaction from the slot.
   tracker_.Reset();
+  ++stats_.sessions;
+  stats_.session_confirmed = cdc::Lsn();
   checkpoints_ = CheckpointFilter(sink.committed_checkpoint());
   // Before anything is read: a checkpoint of another cluster would skip rows.
   RETURN_IF_ERROR(CheckSameCluster(checkpoints_.latest(), options_.system_id));
@@ -367,6 +369,7 @@ absl::Status Relay::MaybeSendStatus(bool force) {
       periodic && (tracker_.idle() || silence_.silent(now) >= options_.status_interval);
   RETURN_IF_ERROR(stream_->SendStatus(confirmable, ask));
   stats_.confirmed = std::max(stats_.confirmed, confirmable);
+  stats_.session_confirmed = std::max(stats_.session_confirmed, confirmable);
   last_status_ = now;
   next_status_ = now + options_.status_interval;
   acknowledged_since_status_ = false;

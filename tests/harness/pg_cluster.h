@@ -37,9 +37,20 @@ class PgSession {
 
 class PgCluster {
  public:
-  // Starts a cluster; `settings` are extra "name=value" server settings.
+  // Starts a cluster; `settings` are extra "name=value" server settings. `version`
+  // is a major release (14-18); 0 means $PG_VERSION, else Debian's 15
+  // (tests/harness/pg_cluster.sh).
   static absl::StatusOr<std::unique_ptr<PgCluster>> Start(
-      const std::vector<std::string>& settings = {});
+      const std::vector<std::string>& settings = {}, int version = 0);
+
+  // Starts a physical standby of `primary` from an online backup of it, streaming
+  // through physical slot `slot` (created on the primary here), with
+  // hot_standby_feedback on and, on 17+, sync_replication_slots on. `port` 0
+  // picks a free one; another reuses that port (a rebuilt old primary keeps its
+  // place in a multi-host conninfo). Returns once the standby streams.
+  static absl::StatusOr<std::unique_ptr<PgCluster>> StartStandby(
+      PgCluster& primary, const std::string& slot,
+      const std::vector<std::string>& settings = {}, int port = 0);
   ~PgCluster();
 
   // key=value conninfo for the postgres database over TCP.
@@ -57,6 +68,13 @@ class PgCluster {
 
   // Restarts the server (pg_ctl restart -m `mode`).
   absl::Status Restart(const std::string& mode = "fast");
+  // kill -9 of the postmaster: a crash. Resume starts it again (crash recovery).
+  absl::Status Kill();
+  absl::Status Resume();
+  // pg_ctl promote, waiting until the server accepts writes.
+  absl::Status Promote();
+  // server_version_num / 10000, read from the server.
+  absl::StatusOr<int> MajorVersion();
 
  private:
   PgCluster(std::string dir, int port) : dir_(std::move(dir)), port_(port) {}

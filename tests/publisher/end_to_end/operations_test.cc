@@ -361,8 +361,11 @@ TEST_F(OperationsTest, SlotThatLosesWalWhileRunningStopsWithTheFix) {
       },
       absl::Seconds(120)))
       << p->Log();
-  EXPECT_EQ(p->Wait(absl::Seconds(30)), 1) << p->Log();
+  // A gap: exit 2 whether the slot watcher or the reconnect finds it, naming the
+  // recovery option and the way by hand.
+  EXPECT_EQ(p->Wait(absl::Seconds(30)), 2) << p->Log();
   EXPECT_THAT(p->Log(), HasSubstr("wal_status = lost"));
+  EXPECT_THAT(p->Log(), HasSubstr("--on-slot-gap=republish"));
   EXPECT_THAT(p->Log(), HasSubstr("pg_drop_replication_slot('outbox_publisher')"));
   EXPECT_EQ(ValueOrDie(sql->Value("SELECT wal_status FROM pg_replication_slots")),
             "lost");

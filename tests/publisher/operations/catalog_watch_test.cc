@@ -14,8 +14,8 @@ class CatalogWatchTest : public ::testing::Test {
   CatalogWatchTest()
       : watch_("app", 1000, "\"pub\"", {"public.outbox"}, {"\"public\".\"outbox\""},
                "'slot'") {
-    healthy_.slot = {"slot",     true, "logical", "pgoutput", "app",
-                     "reserved", true, 42,        10};
+    healthy_.slot = {"slot", true, "logical", "pgoutput", "app", "reserved",
+                     true,   42,   10,        std::nullopt, false};
     cdc::TableFacts t;
     t.schema = "public";
     t.table = "outbox";

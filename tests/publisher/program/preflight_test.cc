@@ -38,7 +38,8 @@ class PreflightTest : public ::testing::Test {
     pg_.publication =
         cdc::PublicationFacts{"outbox_publisher", true, true, {"public.outbox"}};
     pg_.slot = cdc::SlotFacts{"outbox_publisher", true,  "logical",    "pgoutput", "app",
-                              "reserved",         false, std::nullopt, 4096};
+                              "reserved",         false, std::nullopt, 4096,
+                              std::nullopt,       false};
     pg_.quoted_publication = "\"outbox_publisher\"";
     pg_.quoted_tables = {"\"public\".\"outbox\""};
     pg_.literal_slot = "'outbox_publisher'";
