@@ -77,6 +77,15 @@ absl::StatusOr<SystemIdentity> ReplicationStream::IdentifySystem() {
   return id;
 }
 
+absl::StatusOr<std::string> ReplicationStream::TimelineHistory(uint32_t timeline) {
+  ASSIGN_OR_RETURN(SqlRows rows, sql_->Query(absl::StrCat("TIMELINE_HISTORY ", timeline)));
+  // filename, content.
+  if (rows.size() != 1 || rows[0].size() != 2 || !rows[0][1]) {
+    return absl::DataLossError("TIMELINE_HISTORY returned an unexpected shape");
+  }
+  return *rows[0][1];
+}
+
 absl::Status ReplicationStream::Start(const StartOptions& options) {
   RETURN_IF_ERROR(ValidateSlotName(options.slot));
   if (options.publications.empty()) {

@@ -75,6 +75,10 @@ class ReplicationStream : public WalStream {
 
   [[nodiscard]] absl::StatusOr<SystemIdentity> IdentifySystem();
 
+  // TIMELINE_HISTORY: the content of `timeline`'s history file (timeline 2 and
+  // later; timeline 1 has none). See cdc/timeline.h.
+  [[nodiscard]] absl::StatusOr<std::string> TimelineHistory(uint32_t timeline);
+
   // START_REPLICATION SLOT ... LOGICAL; the connection is in copy-both mode after.
   // kUnavailable when the slot is active in another connection ("replication slot
   // ... is active for PID ...": wait and retry) or the server is going away.

@@ -15,6 +15,7 @@ std::string EncodeCheckpoint(const Checkpoint& c, absl::string_view transactiona
   SetTimestamp(m.mutable_written_at(), written_at);
   m.set_transactional_id(std::string(transactional_id));
   m.set_system_identifier(c.system_id);
+  m.set_timeline(c.timeline);
   return m.SerializeAsString();
 }
 
@@ -34,7 +35,23 @@ absl::StatusOr<Checkpoint> DecodeCheckpoint(absl::string_view value,
                      " names transactional id \"", m.transactional_id(), "\""));
   }
   return Checkpoint{cdc::Lsn(m.end_lsn()), m.xid(), FromTimestamp(m.commit_time()),
-                    m.system_identifier()};
+                    m.system_identifier(), m.timeline()};
+}
+
+std::optional<Checkpoint> OnTimeline(const std::optional<Checkpoint>& latest,
+                                     uint32_t timeline,
+                                     const std::vector<cdc::TimelineSwitch>& history) {
+  if (!latest || latest->timeline == 0 || timeline == 0 || latest->timeline == timeline)
+    return latest;
+  Checkpoint clamped = *latest;
+  clamped.end_lsn = cdc::Lsn();
+  for (const cdc::TimelineSwitch& s : history) {
+    if (s.timeline == latest->timeline) {
+      clamped.end_lsn = std::min(latest->end_lsn, s.end);
+      break;
+    }
+  }
+  return clamped;
 }
 
 absl::Status CheckSameCluster(const std::optional<Checkpoint>& latest,

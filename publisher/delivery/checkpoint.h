@@ -26,6 +26,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "cdc/lsn.h"
+#include "cdc/timeline.h"
 
 namespace publisher {
 
@@ -36,6 +37,8 @@ struct Checkpoint {
   // The PostgreSQL cluster's system identifier (IDENTIFY_SYSTEM) whose WAL end_lsn
   // is in; empty in a checkpoint written before it was recorded.
   std::string system_id = {};
+  // The timeline end_lsn is on; 0 in a checkpoint written before it was recorded.
+  uint32_t timeline = 0;
   bool operator==(const Checkpoint&) const = default;
 };
 
@@ -61,6 +64,17 @@ struct CheckpointRecord {
 // Kafka kept its checkpoint). OK when there is no checkpoint, or it names none.
 [[nodiscard]] absl::Status CheckSameCluster(const std::optional<Checkpoint>& latest,
                                             absl::string_view system_id);
+
+// `latest` as a position in the WAL of a session on `timeline`, whose history is
+// `history` (cdc/timeline.h). A checkpoint written on an earlier timeline covers
+// only what lies below that timeline's switch point: past it, this server's WAL
+// holds other transactions (those a promoted standby committed), which must not be
+// skipped. So its end_lsn is lowered to the switch point; to zero when its
+// timeline is not in the history at all (nothing is skipped: duplicates, never
+// loss). Unchanged when both timelines agree or the checkpoint names none.
+[[nodiscard]] std::optional<Checkpoint> OnTimeline(
+    const std::optional<Checkpoint>& latest, uint32_t timeline,
+    const std::vector<cdc::TimelineSwitch>& history);
 
 // The latest checkpoint of `transactional_id` among `records` (all of the topic up
 // to its end, as read with isolation.level=read_committed): the last record with

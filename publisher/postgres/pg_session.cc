@@ -5,6 +5,7 @@
 #include "cdc/postgres/catalog.h"
 #include "cdc/postgres/replication_stream.h"
 #include "cdc/status_macros.h"
+#include "cdc/timeline.h"
 #include "publisher/mapping/mapper.h"
 #include "publisher/mapping/message_events.h"
 #include "publisher/postgres/slot_setup.h"
@@ -26,6 +27,13 @@ absl::StatusOr<Session> PgSessionSource::Open() {
       std::unique_ptr<cdc::ReplicationStream> stream,
       cdc::ReplicationStream::Connect(options_.source.pg, SetupTimeout(options_)));
   ASSIGN_OR_RETURN(cdc::SystemIdentity id, stream->IdentifySystem());
+  // Where this server's WAL branched from earlier timelines (promotions): an
+  // exactly-once checkpoint of an earlier timeline is read through it.
+  std::vector<cdc::TimelineSwitch> history;
+  if (id.timeline > 1) {
+    ASSIGN_OR_RETURN(std::string content, stream->TimelineHistory(id.timeline));
+    ASSIGN_OR_RETURN(history, cdc::ParseTimelineHistory(content));
+  }
   RETURN_IF_ERROR(cdc::EnsureWalLevel(stream->sql()));
   std::vector<std::string> tables;
   for (const TableName& t : options_.source.tables) {
@@ -57,7 +65,9 @@ absl::StatusOr<Session> PgSessionSource::Open() {
   log_.Info("streaming", {{"slot", options_.source.slot},
                           {"database", id.database},
                           {"server_version", int64_t{stream->server_version()}}});
-  return Session{std::move(stream), id.database, id.system_id};
+  Session session{std::move(stream), id.database, id.system_id, id.timeline};
+  session.history = std::move(history);
+  return session;
 }
 
 }  // namespace publisher

@@ -26,7 +26,17 @@ absl::Status Relay::Run(cdc::WalStream& stream, Sink& sink,
   tracker_.Reset();
   ++stats_.sessions;
   stats_.session_confirmed = cdc::Lsn();
-  checkpoints_ = CheckpointFilter(sink.committed_checkpoint());
+  std::optional<Checkpoint> latest = sink.committed_checkpoint();
+  checkpoints_ = CheckpointFilter(OnTimeline(latest, options_.timeline, options_.history));
+  if (latest && checkpoints_.latest()->end_lsn != latest->end_lsn) {
+    log_.Warn(
+        "the latest checkpoint is on an earlier timeline (a promotion): only what lies "
+        "below that timeline's switch point is skipped",
+        {{"checkpoint_lsn", latest->end_lsn.ToString()},
+         {"checkpoint_timeline", uint64_t{latest->timeline}},
+         {"timeline", uint64_t{options_.timeline}},
+         {"skips_below", checkpoints_.latest()->end_lsn.ToString()}});
+  }
   // Before anything is read: a checkpoint of another cluster would skip rows.
   RETURN_IF_ERROR(CheckSameCluster(checkpoints_.latest(), options_.system_id));
   decoder_ = cdc::pgoutput::StreamDecoder();
@@ -137,8 +147,8 @@ absl::Status Relay::HandleXLogData(const cdc::XLogData& frame) {
     // one is, which is right, since its rows are in Kafka already.
     RETURN_IF_ERROR(tracker_.Commit(c->end_lsn));
     if (!transaction_.skipped) {
-      sink_->TransactionCommitted(
-          {c->end_lsn, transaction_.xid, transaction_.commit_time, options_.system_id});
+      sink_->TransactionCommitted({c->end_lsn, transaction_.xid, transaction_.commit_time,
+                                   options_.system_id, options_.timeline});
     }
     return absl::OkStatus();
   }

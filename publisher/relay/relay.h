@@ -73,6 +73,11 @@ class Relay {
     options_.database = std::move(database);
     options_.system_id = std::move(system_id);
   }
+  // The session's timeline and its history (exactly-once checkpoints).
+  void set_timeline(uint32_t timeline, std::vector<cdc::TimelineSwitch> history) {
+    options_.timeline = timeline;
+    options_.history = std::move(history);
+  }
 
   // Where the relay publishes its figures (every metrics_interval, and when a run
   // starts and ends); not owned, may be null. Set before Run.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "cdc/timeline.h"
 #include "publisher/mapping/columns.h"
 
 namespace publisher {
@@ -45,6 +46,10 @@ struct RelayOptions {
   absl::Duration metrics_interval = absl::Milliseconds(250);
   std::string database;   // For envelopes' source.database.
   std::string system_id;  // Of the PostgreSQL cluster, for exactly-once checkpoints.
+  // The session's timeline and its history (cdc/timeline.h): checkpoints carry the
+  // one, and one from an earlier timeline is read through the other.
+  uint32_t timeline = 0;
+  std::vector<cdc::TimelineSwitch> history;
   // Transactional logical decoding messages with this prefix are outbox events
   // too (--message-prefix; "" = none).
   std::string message_prefix;

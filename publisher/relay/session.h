@@ -6,8 +6,10 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
+#include "cdc/timeline.h"
 #include "cdc/wal_stream.h"
 
 namespace publisher {
@@ -17,6 +19,8 @@ struct Session {
   std::unique_ptr<cdc::WalStream> stream;
   std::string database;        // For envelopes' source.database.
   std::string system_id = {};  // IDENTIFY_SYSTEM's: for exactly-once checkpoints.
+  uint32_t timeline = 0;       // IDENTIFY_SYSTEM's, and the timeline's history.
+  std::vector<cdc::TimelineSwitch> history = {};
 };
 
 // Opens a replication session: connect, check, start streaming from the slot.

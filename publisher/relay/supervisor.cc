@@ -80,6 +80,7 @@ SupervisorResult Supervisor::Run(const std::atomic<bool>& stop) {
     started = true;
     backoff.Reset();
     relay_.set_source(session->database, session->system_id);
+    relay_.set_timeline(session->timeline, session->history);
     absl::Status s = relay_.Run(*session->stream, **sink, stop);
     session->stream.reset();
     if (s.ok()) return {s, true};

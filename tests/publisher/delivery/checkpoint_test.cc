@@ -15,7 +15,7 @@ using ::testing::HasSubstr;
 const absl::Time kT = absl::FromUnixMicros(1'800'000'000'123'456);
 
 TEST(CheckpointTest, RoundTripsThroughTheRecordValue) {
-  Checkpoint c{Lsn(0x16B3F28), 731, kT, "7301234567890123456"};
+  Checkpoint c{Lsn(0x16B3F28), 731, kT, "7301234567890123456", 3};
   std::string value = EncodeCheckpoint(c, "outbox-publisher.slot", kT + absl::Seconds(1));
   absl::StatusOr<Checkpoint> back = DecodeCheckpoint(value, "outbox-publisher.slot");
   ASSERT_TRUE(back.ok()) << back.status();
@@ -27,6 +27,41 @@ TEST(CheckpointTest, RoundTripsThroughTheRecordValue) {
   EXPECT_EQ(m.written_at().seconds(), 1'800'000'001);
   EXPECT_EQ(m.commit_time().nanos(), 123'456'000);
   EXPECT_EQ(m.system_identifier(), "7301234567890123456");
+  EXPECT_EQ(m.timeline(), 3u);
+}
+
+// A promotion: timeline 1 ended at 0/5000000, where 2 began. The publisher had
+// published up to 0/5000100 on the old primary, past what the standby received.
+TEST(OnTimelineTest, ACheckpointOfAnEarlierTimelineSkipsOnlyBelowItsSwitchPoint) {
+  std::vector<cdc::TimelineSwitch> history = {{1, Lsn(0x5000000)}};
+  Checkpoint old{Lsn(0x5000100), 9, kT, "s", 1};
+  std::optional<Checkpoint> read = OnTimeline(old, 2, history);
+  ASSERT_TRUE(read.has_value());
+  EXPECT_EQ(read->end_lsn, Lsn(0x5000000));
+  // The new primary's first transactions past the switch point are not covered.
+  CheckpointFilter filter(read);
+  EXPECT_FALSE(filter.Covers(Lsn(0x5000010)));
+  EXPECT_TRUE(filter.Covers(Lsn(0x4FFFFF0)));
+  // Below the switch point it stands as written.
+  Checkpoint early{Lsn(0x4000000), 9, kT, "s", 1};
+  EXPECT_EQ(OnTimeline(early, 2, history)->end_lsn, Lsn(0x4000000));
+}
+
+TEST(OnTimelineTest, SameTimelineUnknownTimelineOrNoneStandAsWritten) {
+  std::vector<cdc::TimelineSwitch> history = {{1, Lsn(0x5000000)}};
+  Checkpoint same{Lsn(0x6000000), 9, kT, "s", 2};
+  EXPECT_EQ(OnTimeline(same, 2, history), same);
+  Checkpoint legacy{Lsn(0x6000000), 9, kT, "s", 0};
+  EXPECT_EQ(OnTimeline(legacy, 2, history), legacy);
+  EXPECT_EQ(OnTimeline(std::nullopt, 2, history), std::nullopt);
+}
+
+TEST(OnTimelineTest, ACheckpointOfATimelineNotInTheHistorySkipsNothing) {
+  // Written on timeline 3 (another branch); this server is on 2.
+  Checkpoint other{Lsn(0x6000000), 9, kT, "s", 3};
+  std::optional<Checkpoint> read = OnTimeline(other, 2, {{1, Lsn(0x5000000)}});
+  ASSERT_TRUE(read.has_value());
+  EXPECT_FALSE(CheckpointFilter(read).Covers(Lsn(0x10)));
 }
 
 TEST(CheckSameClusterTest, OnlyACheckpointNamingAnotherClusterIsRefused) {
