@@ -29,6 +29,10 @@ struct ServerFacts {
   int replication_slots_used = 0;
   int max_wal_senders = 0;
   int wal_senders_used = 0;
+  // Physical standbys streaming from this server (walsenders of no logical slot),
+  // and on PostgreSQL 17+ synchronized_standby_slots.
+  int physical_standbys = 0;
+  std::string synchronized_standby_slots;
   std::string role;
   bool role_replication = false;  // rolreplication.
   bool role_superuser = false;

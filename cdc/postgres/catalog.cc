@@ -41,16 +41,22 @@ absl::Status ValidateSlotName(absl::string_view slot) {
 absl::StatusOr<ServerFacts> ReadServerFacts(SqlConnection& sql) {
   ASSIGN_OR_RETURN(
       SqlRows rows,
-      sql.Query(
+      sql.Query(absl::StrCat(
           "SELECT current_setting('server_version_num'), "
           "current_setting('server_version'), current_setting('wal_level'), "
           "pg_catalog.pg_is_in_recovery(), current_setting('max_replication_slots'), "
           "(SELECT count(*) FROM pg_catalog.pg_replication_slots), "
           "current_setting('max_wal_senders'), "
           "(SELECT count(*) FROM pg_catalog.pg_stat_replication), "
-          "r.rolname, r.rolreplication, r.rolsuper, current_database() "
-          "FROM pg_catalog.pg_roles r WHERE r.rolname = current_user"));
-  RETURN_IF_ERROR(Shape(rows, 12, "the server settings query"));
+          "r.rolname, r.rolreplication, r.rolsuper, current_database(), "
+          "(SELECT count(*) FROM pg_catalog.pg_stat_replication w WHERE NOT EXISTS "
+          "(SELECT 1 FROM pg_catalog.pg_replication_slots s WHERE s.active_pid = w.pid "
+          "AND s.slot_type = 'logical')), ",
+          sql.server_version() >= kFailoverSlotsVersion
+              ? "current_setting('synchronized_standby_slots')"
+              : "''",
+          " FROM pg_catalog.pg_roles r WHERE r.rolname = current_user")));
+  RETURN_IF_ERROR(Shape(rows, 14, "the server settings query"));
   const auto& r = rows[0];
   ServerFacts f;
   f.version_num = static_cast<int>(Int(r[0]));
@@ -65,6 +71,8 @@ absl::StatusOr<ServerFacts> ReadServerFacts(SqlConnection& sql) {
   f.role_replication = Bool(r[9]);
   f.role_superuser = Bool(r[10]);
   f.database = Text(r[11]);
+  f.physical_standbys = static_cast<int>(Int(r[12]));
+  f.synchronized_standby_slots = Text(r[13]);
   return f;
 }
 

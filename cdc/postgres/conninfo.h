@@ -36,6 +36,16 @@ ConnParams WithDefaults(ConnParams params, const ConnParams& defaults);
 // TCP only: libpq ignores them on Unix-domain sockets.
 const ConnParams& SocketTimeoutDefaults();
 
+// `params` as a key=value conninfo string, each value quoted for libpq.
+std::string FormatConninfo(const ConnParams& params);
+
+// One conninfo per host of a multi-host `conninfo` (host=a,b port=p1,p2, or a
+// URI with several hosts): the same settings with that host alone (its port and
+// hostaddr too) and target_session_attrs=any, to reach each server, standbys
+// included. One element when it names one host or none.
+[[nodiscard]] absl::StatusOr<std::vector<std::string>> SplitHosts(
+    absl::string_view conninfo);
+
 // The conninfo for logs: every password replaced by "********". A string that does
 // not parse is shown only as "<unparsable conninfo>", since it may hold a secret.
 std::string RedactConninfo(absl::string_view conninfo);

@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cdc/postgres/catalog.h"
+#include "cdc/postgres/conninfo.h"
 #include "cdc/postgres/sql_connection.h"
 #include "common/log.h"
 #include "publisher/kafka/kafka_sink.h"
@@ -15,6 +16,41 @@ namespace {
 constexpr int kConnectTimeoutSeconds = 10;
 constexpr absl::Duration kAnswerTimeout = absl::Seconds(15);
 constexpr absl::Duration kKafkaTimeout = absl::Seconds(10);
+
+// The servers of a multi-host --pg other than the primary: a standby's copy of
+// the slot is what a promotion will stream from.
+std::vector<StandbyFindings> ReadOtherServers(const Config& config) {
+  std::vector<StandbyFindings> out;
+  absl::StatusOr<std::vector<std::string>> hosts = cdc::SplitHosts(config.pg);
+  if (!hosts.ok() || hosts->size() < 2) return out;
+  for (const std::string& conninfo : *hosts) {
+    StandbyFindings f;
+    absl::StatusOr<cdc::ConnParams> params = cdc::ParseConninfo(conninfo);
+    std::string host = "?", port = "5432";
+    for (const auto& [k, v] : params.ok() ? *params : cdc::ConnParams{}) {
+      if (k == "host" || (k == "hostaddr" && host == "?")) host = v;
+      if (k == "port" && !v.empty()) port = v;
+    }
+    f.server = absl::StrCat(host, ":", port);
+    absl::StatusOr<std::unique_ptr<cdc::SqlConnection>> sql =
+        cdc::SqlConnection::Connect(conninfo, cdc::SqlConnection::Mode::kPlain,
+                                    "outbox-publisher --check", kConnectTimeoutSeconds);
+    f.connect = sql.status();
+    if (sql.ok()) {
+      (*sql)->set_answer_timeout(kAnswerTimeout);
+      absl::StatusOr<cdc::SqlRows> r = (*sql)->Query("SELECT pg_catalog.pg_is_in_recovery()");
+      if (!r.ok()) {
+        f.connect = r.status();
+      } else {
+        f.in_recovery = !r->empty() && (*r)[0][0].value_or("f") == "t";
+        if (!f.in_recovery) continue;  // The primary: judged above.
+        f.slot = cdc::ReadSlotFacts(**sql, config.slot);
+      }
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
 
 PgFindings ReadPostgres(const Config& config) {
   PgFindings pg;
@@ -41,6 +77,7 @@ PgFindings ReadPostgres(const Config& config) {
   pg.quoted_publication = c.Quote(config.publication);
   pg.quoted_tables = cdc::QuoteTables(c, tables);
   pg.literal_slot = c.Literal(config.slot);
+  pg.others = ReadOtherServers(config);
   return pg;
 }
 

@@ -186,6 +186,82 @@ void JudgeSlot(const Config& config, const PgFindings& pg, const std::string& da
   out->push_back(Ok(what, detail));
 }
 
+// What a promotion of a standby would do to the slot: on 17+, whether the slot is a
+// failover slot, whether the primary waits for its standbys before sending changes,
+// and whether each standby of a multi-host --pg carries a synchronized copy.
+void JudgeFailover(const Config& config, const PgFindings& pg,
+                   std::vector<CheckLine>* out) {
+  const cdc::ServerFacts& server = *pg.server;
+  bool failover_slots = server.version_num >= cdc::kFailoverSlotsVersion;
+  const std::string& slot = config.slot;
+  if (failover_slots && pg.slot.ok()) {
+    const char* what = "failover slot";
+    if (pg.slot->exists && pg.slot->failover.value_or(false)) {
+      out->push_back(Ok(what, absl::StrCat("slot ", slot,
+                                           " is a failover slot: a standby with "
+                                           "sync_replication_slots carries it")));
+    } else if (config.failover_slot) {
+      out->push_back(Ok(what, absl::StrCat("slot ", slot,
+                                           pg.slot->exists
+                                               ? " is not a failover slot yet; the "
+                                                 "publisher makes it one at start"
+                                               : " will be created as a failover slot")));
+    } else {
+      out->push_back(Fail(
+          what, absl::StrCat("slot ", slot,
+                             " is not a failover slot (--failover-slot=false): a promoted "
+                             "standby will not have it, and the publisher stops there on a "
+                             "gap; drop --failover-slot=false")));
+    }
+  }
+  if (server.physical_standbys > 0) {
+    std::string n = absl::StrCat(server.physical_standbys, " physical standby(s) stream");
+    if (!failover_slots) {
+      out->push_back(Ok(
+          "standbys",
+          absl::StrCat(n, "; PostgreSQL ", server.version,
+                       " cannot carry a logical slot to them: a failover is a gap, which "
+                       "stops the publisher (exit 2) unless --on-slot-gap=republish "
+                       "re-publishes it from the outbox table (PostgreSQL 17 carries "
+                       "the slot)")));
+    } else if (server.synchronized_standby_slots.empty()) {
+      out->push_back(Fail(
+          "standbys",
+          absl::StrCat(n,
+                       " but synchronized_standby_slots is empty: the publisher may be "
+                       "sent changes that a promoted standby never received; set it to "
+                       "the standbys' physical slots (ALTER SYSTEM SET "
+                       "synchronized_standby_slots = '<slot>'; SELECT pg_reload_conf())")));
+    } else {
+      out->push_back(Ok("standbys",
+                        absl::StrCat(n, "; changes reach the publisher only once "
+                                        "synchronized_standby_slots (",
+                                     server.synchronized_standby_slots, ") have them")));
+    }
+  }
+  for (const StandbyFindings& o : pg.others) {
+    std::string what = absl::StrCat("standby ", o.server);
+    if (!o.connect.ok()) {
+      out->push_back(Fail(what, absl::StrCat("cannot connect (", o.connect.message(),
+                                             "): whether a promotion of it keeps the "
+                                             "slot is unknown")));
+    } else if (!failover_slots) {
+      out->push_back(Ok(what, "a standby; it cannot carry the slot (see standbys)"));
+    } else if (!o.slot.ok()) {
+      out->push_back(Fail(what, absl::StrCat("cannot read its slots: ", o.slot.status().message())));
+    } else if (!o.slot->exists || !o.slot->synced) {
+      out->push_back(Fail(
+          what, absl::StrCat("has no synchronized copy of slot ", slot,
+                             ": a promotion of it would be a gap; make the slot a failover "
+                             "slot and set on this standby sync_replication_slots = on, "
+                             "hot_standby_feedback = on, primary_slot_name, and a dbname "
+                             "in primary_conninfo")));
+    } else {
+      out->push_back(Ok(what, absl::StrCat("carries a synchronized copy of slot ", slot)));
+    }
+  }
+}
+
 // --message-prefix: the server streams messages (PostgreSQL 14+), and the topic
 // template fits events without a table.
 void JudgeMessages(const Config& config, int version_num, std::vector<CheckLine>* out) {
@@ -248,6 +324,7 @@ std::vector<CheckLine> JudgePostgres(const Config& config, const PgFindings& pg)
   if (!config.message_prefix.empty()) JudgeMessages(config, pg.server->version_num, &out);
   JudgePublication(config, pg, tables, &out);
   JudgeSlot(config, pg, pg.server->database, &out);
+  JudgeFailover(config, pg, &out);
   return out;
 }
 

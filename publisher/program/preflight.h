@@ -25,6 +25,15 @@ struct CheckLine {
 // "ok    what: detail" or "FAIL  what: detail".
 std::string FormatCheckLine(const CheckLine& line);
 
+// What --check read from one other server of a multi-host --pg: whether it is a
+// standby, and its copy of the slot.
+struct StandbyFindings {
+  std::string server;     // "host:port", for the line.
+  absl::Status connect;   // Nothing else is read without it.
+  bool in_recovery = false;
+  absl::StatusOr<cdc::SlotFacts> slot = absl::UnknownError("not read");
+};
+
 // What --check read from PostgreSQL. A failed read is kept as its status.
 struct PgFindings {
   absl::Status connect;  // The plain connection; nothing else is read without it.
@@ -37,6 +46,7 @@ struct PgFindings {
   std::string quoted_publication;
   std::vector<std::string> quoted_tables;
   std::string literal_slot;
+  std::vector<StandbyFindings> others;  // The other hosts of a multi-host --pg.
 };
 
 // What --check read from Kafka.

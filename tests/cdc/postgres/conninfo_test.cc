@@ -49,5 +49,28 @@ TEST(ConninfoTest, PasswordsAreRedacted) {
   EXPECT_THAT(RedactConninfo("password='unterminated"), Not(HasSubstr("unterminated")));
 }
 
+TEST(ConninfoTest, SplitHostsGivesOneConninfoPerServer) {
+  auto one = SplitHosts("host=db port=5433 dbname=app");
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_EQ(one->size(), 1u);
+  auto two = SplitHosts(
+      "host=a,b port=5433,5434 dbname=app target_session_attrs=read-write password=it's");
+  ASSERT_TRUE(two.ok()) << two.status();
+  ASSERT_EQ(two->size(), 2u);
+  auto second = ParseConninfo((*two)[1]);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_THAT(*second, Contains(Pair("host", "b")));
+  EXPECT_THAT(*second, Contains(Pair("port", "5434")));
+  EXPECT_THAT(*second, Contains(Pair("dbname", "app")));
+  EXPECT_THAT(*second, Contains(Pair("password", "it's")));
+  EXPECT_THAT(*second, Contains(Pair("target_session_attrs", "any")));
+  // One port for every host; a URI with several hosts.
+  auto uri = SplitHosts("postgresql://u@a,b:6000/app");
+  ASSERT_TRUE(uri.ok()) << uri.status();
+  ASSERT_EQ(uri->size(), 2u);
+  EXPECT_THAT(*ParseConninfo((*uri)[0]), Contains(Pair("host", "a")));
+  EXPECT_THAT(*ParseConninfo((*uri)[1]), Contains(Pair("port", "6000")));
+}
+
 }  // namespace
 }  // namespace cdc

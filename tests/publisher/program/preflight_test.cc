@@ -297,3 +297,66 @@ TEST_F(PreflightTest, EventsWithoutATable) {
 
 }  // namespace
 }  // namespace publisher
+
+namespace publisher {
+namespace {
+
+// PostgreSQL 17 with a failover slot, one streaming standby and, in a multi-host
+// --pg, that standby's copy of the slot.
+class FailoverPreflightTest : public PreflightTest {
+ protected:
+  void SetUp() override {
+    PreflightTest::SetUp();
+    pg_.server->version_num = 170004;
+    pg_.server->version = "17.4";
+    pg_.server->physical_standbys = 1;
+    pg_.server->synchronized_standby_slots = "standby1";
+    pg_.slot->failover = true;
+    StandbyFindings standby;
+    standby.server = "db2:5432";
+    standby.in_recovery = true;
+    cdc::SlotFacts copy = *pg_.slot;
+    copy.synced = true;
+    standby.slot = copy;
+    pg_.others = {standby};
+  }
+};
+
+TEST_F(FailoverPreflightTest, AFailoverSlotCarriedByItsStandbyPasses) {
+  for (const CheckLine& l : All()) EXPECT_TRUE(l.ok) << FormatCheckLine(l);
+  EXPECT_THAT(Line("failover slot").detail, HasSubstr("is a failover slot"));
+  EXPECT_THAT(Line("standbys").detail, HasSubstr("standby1"));
+  EXPECT_THAT(Line("standby db2:5432").detail, HasSubstr("synchronized copy"));
+}
+
+TEST_F(FailoverPreflightTest, StandbysWithoutSynchronizedStandbySlotsFail) {
+  pg_.server->synchronized_standby_slots = "";
+  ExpectOnlyFailure("standbys", "synchronized_standby_slots is empty",
+                    "ALTER SYSTEM SET synchronized_standby_slots");
+}
+
+TEST_F(FailoverPreflightTest, AStandbyWithoutASynchronizedCopyFails) {
+  pg_.others[0].slot->synced = false;
+  ExpectOnlyFailure("standby db2:5432", "no synchronized copy",
+                    "sync_replication_slots = on");
+  pg_.others[0].slot->exists = false;
+  ExpectOnlyFailure("standby db2:5432", "no synchronized copy", "primary_slot_name");
+}
+
+TEST_F(FailoverPreflightTest, ASlotThatIsNotAFailoverSlotIsMadeOneOrFails) {
+  pg_.slot->failover = false;
+  EXPECT_TRUE(Line("failover slot").ok);
+  EXPECT_THAT(Line("failover slot").detail, HasSubstr("makes it one at start"));
+  config_.failover_slot = false;
+  EXPECT_FALSE(Line("failover slot").ok);
+}
+
+TEST_F(FailoverPreflightTest, BeforeSeventeenAStandbyMeansAGapNotAFailure) {
+  pg_.server->version_num = 160004;
+  pg_.server->version = "16.4";
+  for (const CheckLine& l : All()) EXPECT_TRUE(l.ok) << FormatCheckLine(l);
+  EXPECT_THAT(Line("standbys").detail, HasSubstr("--on-slot-gap=republish"));
+}
+
+}  // namespace
+}  // namespace publisher
