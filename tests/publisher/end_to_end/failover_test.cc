@@ -1,0 +1,406 @@
+// Primary failover and lost slots end to end (issue 31), the publisher binary at its
+// defaults against mock-kafka:
+//   - PostgreSQL 17 and 18: a primary, a physical standby that synchronizes the
+//     failover slot, a steady writer and the publisher through a multi-host
+//     conninfo with target_session_attrs=read-write. The broker holds the
+//     publisher behind, the primary is killed (-9) and the standby promoted; the
+//     publisher follows by itself, is killed (-9) once more on the new primary
+//     (so that any confirmation ahead of the broker becomes a lost row), and every
+//     row the new primary holds must reach Kafka.
+//   - PostgreSQL 16: the same failover without failover slots is a gap: the
+//     publisher stops with exit 2 naming it, and --on-slot-gap=republish then
+//     loses nothing.
+//   - Any release: a slot invalidated by max_slot_wal_keep_size while the
+//     publisher was stopped: detected, reported, and recovered from the table.
+// Rows committed on the old primary that never reached the standby are gone from
+// the database itself; what is checked is that nothing the new primary holds is
+// lost.
+#include <libpq-fe.h>
+#include <signal.h>
+
+#include <atomic>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/publisher/publisher_fixture.h"
+
+namespace publisher {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+const std::vector<std::string> kExactlyOnce = {"--delivery", "exactly-once",
+                                               "--transaction-interval", "50ms"};
+
+// Commits one outbox row per transaction through `conninfo` until stopped,
+// reconnecting (a multi-host conninfo finds the new primary) after any failure.
+class Writer {
+ public:
+  explicit Writer(std::string conninfo) : conninfo_(std::move(conninfo)) {
+    thread_ = std::thread([this] { Loop(); });
+  }
+  ~Writer() { Stop(); }
+  void Stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  int committed() const { return committed_; }
+
+ private:
+  void Loop() {
+    PGconn* conn = nullptr;
+    for (int n = 0; !stop_; ++n) {
+      if (conn == nullptr || PQstatus(conn) != CONNECTION_OK) {
+        if (conn != nullptr) PQfinish(conn);
+        conn = PQconnectdb(conninfo_.c_str());
+        if (PQstatus(conn) != CONNECTION_OK) {
+          absl::SleepFor(absl::Milliseconds(100));
+          continue;
+        }
+      }
+      PGresult* r = PQexec(
+          conn, absl::StrCat("INSERT INTO outbox (aggregate_type, aggregate_id, "
+                             "event_type, payload) VALUES ('order', 'o-",
+                             n % 8, "', 'Placed', '{\"n\": ", n, "}')")
+                    .c_str());
+      bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+      PQclear(r);
+      if (ok) {
+        ++committed_;
+      } else {
+        PQfinish(conn);
+        conn = nullptr;
+      }
+      absl::SleepFor(absl::Milliseconds(4));
+    }
+    if (conn != nullptr) PQfinish(conn);
+  }
+
+  std::string conninfo_;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> committed_{0};
+  std::thread thread_;
+};
+
+class FailoverFixture : public ::testing::Test {
+ protected:
+  // A primary of `version` with the outbox schema, a standby of it streaming
+  // through physical slot standby1 (on 17+ the primary waits for it:
+  // synchronized_standby_slots), and mock-kafka.
+  void StartServers(int version) {
+    primary_ = ValueOrDie(PgCluster::Start({"TimeZone=UTC"}, version));
+    ASSERT_TRUE(primary_->Exec(kSchema).ok());
+    standby_ = ValueOrDie(PgCluster::StartStandby(*primary_, "standby1", {"TimeZone=UTC"}));
+    if (version >= 17) {
+      ASSERT_TRUE(
+          primary_->Exec("ALTER SYSTEM SET synchronized_standby_slots = 'standby1'").ok());
+      ASSERT_TRUE(primary_->Exec("SELECT pg_reload_conf()").ok());
+    }
+    conninfo_ = absl::StrCat("host=127.0.0.1,127.0.0.1 port=", primary_->port(), ",",
+                             standby_->port(),
+                             " user=postgres dbname=postgres connect_timeout=5 "
+                             "target_session_attrs=read-write");
+    mock_ = ValueOrDie(MockKafka::Start(1));
+    ASSERT_EQ(mock_->Command("topic outbox.event.order 4"), "ok");
+    ASSERT_EQ(mock_->Command("topic outbox.checkpoints 1"), "ok");
+    consumer_ = ValueOrDie(Consumer::Start(mock_->bootstrap(), {"outbox.event.order"}));
+  }
+
+  void TearDown() override {
+    if (HasFailure() && publisher_) std::cerr << "--- publisher log ---\n" << publisher_->Log();
+  }
+
+  std::vector<std::string> Argv(const std::vector<std::string>& extra) {
+    std::vector<std::string> argv = {testing_harness::BuildPath("outbox-publisher"),
+                                     "--pg", conninfo_, "--brokers", mock_->bootstrap(),
+                                     "--status-interval", "500ms", "-X",
+                                     "reconnect.backoff.max.ms=500"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return argv;
+  }
+
+  // A publisher with a log of its own (the n-th), once it streams.
+  std::unique_ptr<Process> StartPublisher(const std::vector<std::string>& extra) {
+    auto p = ValueOrDie(Process::Start(
+        Argv(extra), absl::StrCat(primary_->dir(), "/publisher-", ++started_, ".log")));
+    EXPECT_TRUE(WaitFor([&] { return absl::StrContains(p->Log(), "\"msg\":\"streaming\"") ||
+                                     !p->running(); },
+                        absl::Seconds(90)))
+        << p->Log();
+    EXPECT_TRUE(p->running()) << p->Log();
+    return p;
+  }
+
+  // Distinct ids the consumer has seen, once it saw at least `n`.
+  std::set<std::string> Published(size_t n) {
+    std::set<std::string> ids;
+    WaitFor(
+        [&] {
+          for (const auto& r : consumer_->Records()) {
+            for (const auto& [k, v] : r.headers) {
+              if (k == "id") ids.insert(v);
+            }
+          }
+          return ids.size() >= n;
+        },
+        absl::Seconds(90));
+    return ids;
+  }
+
+  // Holds the publisher behind for a while: the broker answers nothing, so rows
+  // are read and stay unacknowledged and unconfirmed.
+  void HoldPublisherBehind() {
+    ASSERT_EQ(mock_->Command("down all"), "ok");
+    int before = writer_->committed();
+    ASSERT_TRUE(WaitFor([&] { return writer_->committed() >= before + 100; },
+                        absl::Seconds(60)));
+  }
+
+  // Kills the primary and promotes the standby; the standby is the primary after.
+  void FailOver() {
+    ASSERT_TRUE(primary_->Kill().ok());
+    absl::Time start = absl::Now();
+    ASSERT_TRUE(standby_->Promote().ok());
+    std::cerr << "promoted in " << absl::Now() - start << "\n";
+    ASSERT_EQ(mock_->Command("up all"), "ok");
+  }
+
+  // Once the new primary's slot is confirmed to its end: the rows it holds that no
+  // record carries.
+  size_t Lost(PgCluster& server) {
+    Lsn end = ValueOrDie(Lsn::Parse(
+        ValueOrDie(server.Value("SELECT pg_current_wal_insert_lsn()::text"))));
+    EXPECT_TRUE(WaitFor(
+        [&] {
+          absl::StatusOr<std::string> c = server.Value(
+              "SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE "
+              "slot_name = 'outbox_publisher'");
+          return c.ok() && ValueOrDie(Lsn::Parse(*c)) >= end;
+        },
+        absl::Seconds(120)))
+        << "the slot did not catch up";
+    auto rows = ValueOrDie(server.Exec("SELECT id::text FROM outbox"));
+    // The consumer may trail the slot: wait for every row, or the deadline.
+    std::set<std::string> ids;
+    size_t lost = 0;
+    WaitFor(
+        [&] {
+          for (const auto& r : consumer_->Records()) {
+            for (const auto& [k, v] : r.headers) {
+              if (k == "id") ids.insert(v);
+            }
+          }
+          lost = 0;
+          for (const auto& row : rows) lost += ids.count(*row[0]) == 0;
+          return lost == 0;
+        },
+        absl::Seconds(90));
+    std::cerr << rows.size() << " rows on the new primary, " << consumer_->Count()
+              << " records, " << lost << " lost\n";
+    return lost;
+  }
+
+  std::unique_ptr<PgCluster> primary_, standby_;
+  std::unique_ptr<MockKafka> mock_;
+  std::unique_ptr<Consumer> consumer_;
+  std::unique_ptr<Writer> writer_;
+  std::unique_ptr<Process> publisher_;
+  std::string conninfo_;
+  int started_ = 0;
+};
+
+struct FailoverCase {
+  int version;
+  bool exactly_once;
+};
+
+void PrintTo(const FailoverCase& c, std::ostream* os) {
+  *os << "PostgreSQL " << c.version << (c.exactly_once ? ", exactly-once" : ", at-least-once");
+}
+
+std::string CaseName(const ::testing::TestParamInfo<FailoverCase>& info) {
+  return absl::StrCat("pg", info.param.version,
+                      info.param.exactly_once ? "_exactly_once" : "_at_least_once");
+}
+
+class FailoverSlotTest : public FailoverFixture,
+                         public ::testing::WithParamInterface<FailoverCase> {};
+
+TEST_P(FailoverSlotTest, APromotedStandbyCarriesTheSlotAndNothingIsLost) {
+  StartServers(GetParam().version);
+  std::vector<std::string> flags =
+      GetParam().exactly_once ? kExactlyOnce : std::vector<std::string>{};
+  publisher_ = StartPublisher(flags);
+  writer_ = std::make_unique<Writer>(conninfo_);
+  ASSERT_GE(Published(50).size(), 50u) << "nothing published before the failover";
+  // The defaults made a failover slot, and the standby holds a synchronized copy.
+  EXPECT_EQ(ValueOrDie(primary_->Value(
+                "SELECT failover FROM pg_replication_slots WHERE slot_name = "
+                "'outbox_publisher'")),
+            "t");
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        absl::StatusOr<std::string> v = standby_->Value(
+            "SELECT synced AND NOT temporary FROM pg_replication_slots WHERE slot_name = "
+            "'outbox_publisher'");
+        return v.ok() && *v == "t";
+      },
+      absl::Seconds(90)))
+      << "the standby never synchronized the slot";
+  // --check from outside agrees.
+  {
+    auto check = ValueOrDie(Process::Start(
+        {testing_harness::BuildPath("outbox-publisher"), "--check", "--pg", conninfo_,
+         "--brokers", mock_->bootstrap()},
+        absl::StrCat(primary_->dir(), "/check.log")));
+    EXPECT_EQ(check->Wait(absl::Seconds(60)), 0) << check->Log();
+    EXPECT_THAT(check->Log(), HasSubstr("is a failover slot"));
+    EXPECT_THAT(check->Log(), HasSubstr("carries a synchronized copy"));
+  }
+  HoldPublisherBehind();
+  FailOver();
+  // The publisher follows the promotion by itself, and the new primary's writes
+  // reach it.
+  int promoted_at = writer_->committed();
+  ASSERT_TRUE(WaitFor([&] { return writer_->committed() >= promoted_at + 100; },
+                      absl::Seconds(90)));
+  EXPECT_TRUE(publisher_->running()) << publisher_->Log();
+  // A crash on the new primary: a confirmation that ran ahead of the broker is a
+  // lost row from here on.
+  publisher_->Signal(SIGKILL);
+  publisher_->Wait(absl::Seconds(30));
+  publisher_ = StartPublisher(flags);
+  int restarted_at = writer_->committed();
+  ASSERT_TRUE(WaitFor([&] { return writer_->committed() >= restarted_at + 50; },
+                      absl::Seconds(90)));
+  writer_->Stop();
+  EXPECT_EQ(Lost(*standby_), 0u);
+  EXPECT_THAT(publisher_->Log(), Not(HasSubstr("gap in the slot's history")));
+}
+
+INSTANTIATE_TEST_SUITE_P(Releases, FailoverSlotTest,
+                         ::testing::Values(FailoverCase{17, false}, FailoverCase{17, true},
+                                           FailoverCase{18, false}, FailoverCase{18, true}),
+                         CaseName);
+
+class GapTest : public FailoverFixture, public ::testing::WithParamInterface<FailoverCase> {};
+
+TEST_P(GapTest, AFailoverWithoutFailoverSlotsStopsThenRepublishesWithoutLoss) {
+  StartServers(GetParam().version);
+  std::vector<std::string> flags =
+      GetParam().exactly_once ? kExactlyOnce : std::vector<std::string>{};
+  publisher_ = StartPublisher(flags);
+  writer_ = std::make_unique<Writer>(conninfo_);
+  ASSERT_GE(Published(50).size(), 50u);
+  HoldPublisherBehind();
+  FailOver();
+  // The new primary has no slot, and the state table says there was one: exit 2,
+  // naming the gap and the way out; nothing created.
+  ASSERT_EQ(publisher_->Wait(absl::Seconds(90)), 2) << publisher_->Log();
+  EXPECT_THAT(publisher_->Log(), HasSubstr("is gone, but this publisher published from it"));
+  EXPECT_THAT(publisher_->Log(), HasSubstr("--on-slot-gap=republish"));
+  EXPECT_EQ(ValueOrDie(standby_->Value("SELECT count(*) FROM pg_replication_slots")), "0");
+  // The way out.
+  std::vector<std::string> republish = flags;
+  republish.insert(republish.end(), {"--on-slot-gap", "republish"});
+  publisher_ = StartPublisher(republish);
+  EXPECT_THAT(publisher_->Log(), HasSubstr("re-published the gap from the outbox table"));
+  int at = writer_->committed();
+  ASSERT_TRUE(WaitFor([&] { return writer_->committed() >= at + 50; }, absl::Seconds(90)));
+  writer_->Stop();
+  EXPECT_EQ(Lost(*standby_), 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Releases, GapTest,
+                         ::testing::Values(FailoverCase{16, false}, FailoverCase{16, true}),
+                         CaseName);
+
+// A slot invalidated while the publisher was stopped: detected by the publisher and
+// by --check, and re-published from the table from the recorded horizon on, not
+// from the table's first row.
+TEST_F(FailoverFixture, AnInvalidatedSlotIsReportedAndRecoveredFromTheTable) {
+  primary_ = ValueOrDie(PgCluster::Start(
+      {"TimeZone=UTC", "max_slot_wal_keep_size=1MB", "max_wal_size=32MB", "min_wal_size=32MB"}));
+  ASSERT_TRUE(primary_->Exec(kSchema).ok());
+  conninfo_ = primary_->conninfo();
+  mock_ = ValueOrDie(MockKafka::Start(1));
+  ASSERT_EQ(mock_->Command("topic outbox.event.order 4"), "ok");
+  consumer_ = ValueOrDie(Consumer::Start(mock_->bootstrap(), {"outbox.event.order"}));
+  auto sql = ValueOrDie(primary_->Connect());
+  auto write = [&](int rows, int from) {
+    for (int i = 0; i < rows; ++i) {
+      ASSERT_TRUE(sql->Exec(absl::StrCat("INSERT INTO outbox (aggregate_type, aggregate_id, "
+                                         "event_type, payload) VALUES ('order', 'o-1', 'E', "
+                                         "'{\"n\": ",
+                                         from + i, "}')"))
+                      .ok());
+    }
+  };
+  publisher_ = StartPublisher({"--slot-check-interval", "200ms"});
+  write(100, 0);
+  ASSERT_EQ(Published(100).size(), 100u);
+  // The watcher records a horizon above those rows once their acknowledgements
+  // are confirmed.
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        absl::StatusOr<std::string> v = sql->Value(
+            "SELECT published_below_xid > (SELECT max(xmin::text::bigint) FROM outbox) "
+            "FROM outbox_publisher_state WHERE slot_name = 'outbox_publisher'");
+        return v.ok() && *v == "t";
+      },
+      absl::Seconds(60)));
+  publisher_->Signal(SIGTERM);
+  ASSERT_EQ(publisher_->Wait(absl::Seconds(60)), 0) << publisher_->Log();
+  // 50 rows while it is down, then WAL past max_slot_wal_keep_size.
+  write(50, 100);
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        EXPECT_TRUE(sql->Exec("INSERT INTO other (v) SELECT repeat('x', 1000) FROM "
+                              "generate_series(1, 5000); SELECT pg_switch_wal(); CHECKPOINT")
+                        .ok());
+        absl::StatusOr<std::string> s = sql->Value(
+            "SELECT wal_status FROM pg_replication_slots WHERE slot_name = "
+            "'outbox_publisher'");
+        return s.ok() && *s == "lost";
+      },
+      absl::Seconds(120)));
+  // The default: exit 2, the gap and the way out named; --check says the same.
+  auto stopped = ValueOrDie(Process::Start(
+      Argv({}), absl::StrCat(primary_->dir(), "/publisher-lost.log")));
+  EXPECT_EQ(stopped->Wait(absl::Seconds(60)), 2) << stopped->Log();
+  EXPECT_THAT(stopped->Log(), HasSubstr("wal_status = lost"));
+  EXPECT_THAT(stopped->Log(), HasSubstr("--on-slot-gap=republish"));
+  auto check = ValueOrDie(Process::Start(
+      {testing_harness::BuildPath("outbox-publisher"), "--check", "--pg", conninfo_,
+       "--brokers", mock_->bootstrap()},
+      absl::StrCat(primary_->dir(), "/check.log")));
+  EXPECT_EQ(check->Wait(absl::Seconds(60)), 2) << check->Log();
+  EXPECT_THAT(check->Log(), HasSubstr("--on-slot-gap=republish"));
+  // The way out: the 50 rows written while it was down come back from the table,
+  // and not the 100 before them (a few more may: the horizon is a lower bound).
+  publisher_ = StartPublisher({"--on-slot-gap", "republish"});
+  std::string log = publisher_->Log();
+  size_t at = log.find("re-published the gap from the outbox table");
+  ASSERT_NE(at, std::string::npos) << log;
+  size_t rows_at = log.find("\"rows\":", at);
+  ASSERT_NE(rows_at, std::string::npos) << log;
+  int republished = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(
+      log.substr(rows_at + 7, log.find_first_of(",}", rows_at) - rows_at - 7),
+      &republished));
+  EXPECT_GE(republished, 50);
+  EXPECT_LT(republished, 150);
+  write(20, 150);
+  EXPECT_EQ(Lost(*primary_), 0u);
+}
+
+}  // namespace
+}  // namespace publisher
