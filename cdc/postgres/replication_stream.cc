@@ -49,7 +49,23 @@ absl::StatusOr<std::unique_ptr<ReplicationStream>> ReplicationStream::Connect(
 }
 
 ReplicationStream::ReplicationStream(std::unique_ptr<SqlConnection> sql)
-    : sql_(std::move(sql)), conn_(sql_->raw()) {}
+    : sql_(std::move(sql)), conn_(sql_->raw()) {
+  // libpq's default receiver ignores its argument (there is no way to read it).
+  previous_receiver_ = PQsetNoticeReceiver(conn_, &ReplicationStream::OnNotice, this);
+}
+
+void ReplicationStream::OnNotice(void* arg, const PGresult* notice) {
+  auto* self = static_cast<ReplicationStream*>(arg);
+  std::string message = TrimmedPgMessage(PQresultErrorMessage(notice));
+  if (absl::StrContains(message, "skipped loading publication")) {
+    if (self->skipped_publication_.empty()) self->skipped_publication_ = message;
+    return;
+  }
+  // Anything else as libpq would have it (its default prints to stderr).
+  if (self->previous_receiver_ != nullptr) {
+    self->previous_receiver_(self->previous_receiver_arg_, notice);
+  }
+}
 
 ReplicationStream::~ReplicationStream() { FreeBuffer(); }
 
@@ -146,6 +162,21 @@ absl::StatusOr<std::optional<ServerMessage>> ReplicationStream::Read(
   while (true) {
     FreeBuffer();
     int n = PQgetCopyData(conn_, &buffer_, /*async=*/1);
+    // A warning read before this message: nothing after it may be confirmed.
+    if (!skipped_publication_.empty()) {
+      // "skipped loading publication "NAME"": the same words as the error that
+      // earlier releases end the stream with.
+      absl::string_view text = skipped_publication_;
+      size_t open = text.find('"');
+      size_t close = open == absl::string_view::npos ? open : text.find('"', open + 1);
+      std::string name = close == absl::string_view::npos
+                             ? std::string("?")
+                             : std::string(text.substr(open + 1, close - open - 1));
+      return absl::FailedPreconditionError(absl::StrCat(
+          "server ended the replication stream: publication \"", name,
+          "\" does not exist at this point in the WAL (the server streamed on without "
+          "it, skipping its changes): recreate the publication, or fix --publication"));
+    }
     if (n > 0) {
       since_read_ += static_cast<size_t>(n);
       ASSIGN_OR_RETURN(ServerMessage m,

@@ -27,6 +27,8 @@
 #include "cdc/postgres/sql_connection.h"
 #include "cdc/wal_stream.h"
 
+typedef void (*PQnoticeReceiver)(void* arg, const PGresult* res);
+
 namespace cdc {
 
 // IDENTIFY_SYSTEM's answer.
@@ -119,6 +121,14 @@ class ReplicationStream : public WalStream {
   explicit ReplicationStream(std::unique_ptr<SqlConnection> sql);
 
   absl::Status ConnectionError(absl::string_view what);
+  // libpq's notice receiver. PostgreSQL 18 no longer ends the stream when a
+  // publication it streams is dropped: it warns ("skipped loading publication")
+  // and streams on without its changes. That warning ends the stream here as the
+  // error did before: confirming past it would skip every row meanwhile.
+  static void OnNotice(void* self, const PGresult* notice);
+  PQnoticeReceiver previous_receiver_ = nullptr;
+  void* previous_receiver_arg_ = nullptr;
+  std::string skipped_publication_;  // The warning's text, once one came.
   absl::Status WaitSocket(absl::Time deadline, bool* ready);
   void FreeBuffer();
   // PQconsumeInput, noting that a read from the socket happened (since_read_).

@@ -3,7 +3,7 @@
 //   outbox-chaos [--rows N] [--faults F] [--seed S] [--max-tx-rows R] [--aggregates A]
 //                [--schedule full|no-pg-restart] [--in-flight-requests K]
 //                [--delivery at-least-once|exactly-once] [--writer table|message|mixed]
-//                [--broker mock|kafka]
+//                [--broker mock|kafka] [--pg-version N]
 //
 // A writer commits outbox rows continuously (transactions of 1..R rows across A
 // aggregates, each row numbered within its aggregate in commit order) while a
@@ -21,6 +21,12 @@
 // PostgreSQL (a restart sets a PostgreSQL 15 slot back to its last saved position,
 // which re-sends rows and hides a confirmation that ran ahead of the broker) and
 // follows every other fault with a kill -9, so any early confirmation becomes a loss.
+// `failover` (PostgreSQL 17+, --pg-version, 17 by default) is no-pg-restart plus
+// primary failovers: the primary is killed (-9) and its standby, which keeps a
+// synchronized copy of the failover slot, promoted; the old primary is rebuilt as
+// the new standby, so the run fails over again and again (servers.h). The history
+// is then the last primary's table: rows that committed on a killed primary but
+// never reached its standby are gone from the database itself.
 //
 // A verifier consumes concurrently, and a sampler records the slot's
 // confirmed_flush_lsn against the partitions' high watermarks (audit.h). At the end
@@ -72,6 +78,7 @@
 #include "tests/chaos/audit.h"
 #include "tests/chaos/brokers.h"
 #include "tests/chaos/sampler.h"
+#include "tests/chaos/servers.h"
 #include "tests/chaos/verifier.h"
 #include "tests/harness/fatal.h"
 #include "tests/harness/pg_cluster.h"
@@ -104,6 +111,8 @@ struct Options {
   // without a table), or both interleaved in each transaction.
   enum class WriterMode { kTable, kMessage, kMixed } writer = WriterMode::kTable;
   std::string broker = "mock";  // --broker mock|kafka (brokers.h).
+  bool failover = false;        // --schedule failover.
+  int pg_version = 0;           // --pg-version; 0: the harness's default.
 };
 
 const char* WriterName(Options::WriterMode m) {
@@ -231,8 +240,9 @@ class Publishers {
 // reconnecting. Commit times are kept per id for the latency figure.
 class Writer {
  public:
-  Writer(PgCluster& pg, const Options& o, absl::Duration pace)
-      : pg_(pg), options_(o), pace_(pace), rng_(o.seed * 7919 + 1) {}
+  // `pg`: a conninfo (a multi-host one follows a promotion).
+  Writer(std::string pg, const Options& o, absl::Duration pace)
+      : pg_(std::move(pg)), options_(o), pace_(pace), rng_(o.seed * 7919 + 1) {}
 
   void Run(std::atomic<bool>& stop) {
     std::vector<int64_t> next_seq(options_.aggregates, 0);
@@ -240,7 +250,7 @@ class Writer {
     std::unique_ptr<PgSession> sql;
     while (!stop && written_ < options_.rows) {
       if (!sql) {
-        auto s = pg_.Connect();
+        auto s = testing_harness::ConnectTo(pg_);
         if (!s.ok()) {
           absl::SleepFor(absl::Milliseconds(200));
           continue;
@@ -322,7 +332,7 @@ class Writer {
   }
 
  private:
-  PgCluster& pg_;
+  std::string pg_;
   Options options_;
   absl::Duration pace_;
   std::mt19937_64 rng_;
@@ -360,9 +370,10 @@ Options ParseArgs(int argc, char** argv) {
       continue;
     }
     if (flag == "--schedule") {
-      if (value != "full" && value != "no-pg-restart")
-        Die("--schedule takes full or no-pg-restart");
+      if (value != "full" && value != "no-pg-restart" && value != "failover")
+        Die("--schedule takes full, no-pg-restart or failover");
       o.pg_restarts = value == "full";
+      o.failover = value == "failover";
       continue;
     }
     int64_t v;
@@ -379,13 +390,19 @@ Options ParseArgs(int argc, char** argv) {
       o.aggregates = static_cast<int>(v);
     else if (flag == "--in-flight-requests")
       o.in_flight_requests = static_cast<int>(v);
+    else if (flag == "--pg-version")
+      o.pg_version = static_cast<int>(v);
     else
       Die(absl::StrCat(
           "unknown flag ", flag,
           " (--rows, --faults, --seed, --max-tx-rows, --aggregates, "
-          "--schedule, --in-flight-requests, --delivery, --writer, --broker)"));
+          "--schedule, --in-flight-requests, --delivery, --writer, --broker, "
+          "--pg-version)"));
   }
   if (argc % 2 == 0) Die(absl::StrCat("flag ", argv[argc - 1], " needs a value"));
+  if (o.failover && o.pg_version == 0) o.pg_version = 17;
+  if (o.failover && o.pg_version < 17)
+    Die("--schedule failover needs PostgreSQL 17 or later (failover slots)");
   return o;
 }
 
@@ -425,6 +442,12 @@ std::vector<std::string> FaultKinds(const Options& o, const ChaosBroker& broker)
                                     "second-publisher", "blackhole"};
   for (const std::string& k : broker.fault_kinds()) kinds.push_back(k);
   if (o.pg_restarts) kinds.push_back("pg-restart");
+  // First and again halfway through the first round: a run fails over twice at
+  // least, the second time to the rebuilt old primary.
+  if (o.failover) {
+    kinds.insert(kinds.begin(), "failover");
+    kinds.insert(kinds.begin() + static_cast<long>(kinds.size() / 2), "failover");
+  }
   return kinds;
 }
 
@@ -432,7 +455,9 @@ int Main(int argc, char** argv) {
   Options o = ParseArgs(argc, argv);
   Say(absl::StrCat("rows=", o.rows, " faults=", o.faults, " seed=", o.seed,
                    " max_tx_rows=", o.max_tx_rows, " aggregates=", o.aggregates,
-                   " schedule=", o.pg_restarts ? "full" : "no-pg-restart",
+                   " schedule=",
+                   o.failover ? "failover" : (o.pg_restarts ? "full" : "no-pg-restart"),
+                   " pg_version=", o.pg_version,
                    " delivery=", o.exactly_once ? "exactly-once" : "at-least-once",
                    " writer=", WriterName(o.writer), " broker=", o.broker,
                    " in_flight_requests=",
@@ -442,9 +467,8 @@ int Main(int argc, char** argv) {
   // arrived can be read from it at the end (pg_walinspect).
   // wal_sender_timeout 5 s: a walsender whose publisher went silent (blackhole)
   // lets go of the slot soon, as the publishers' --replication-timeout 5s does.
-  auto pg = Must(PgCluster::Start({"wal_keep_size=4GB", "wal_sender_timeout=5s"}),
-                 "start PostgreSQL");
-  auto sql = Must(pg->Connect(), "connect");
+  Servers servers(o.pg_version, o.failover, {"wal_keep_size=4GB", "wal_sender_timeout=5s"});
+  auto sql = Must(testing_harness::ConnectTo(servers.direct_conninfo()), "connect");
   if (!sql->Exec("CREATE EXTENSION pg_walinspect").ok()) Die("pg_walinspect");
   std::string wal_start =
       Must(sql->Value("SELECT pg_current_wal_insert_lsn()::text"), "lsn");
@@ -485,19 +509,16 @@ int Main(int argc, char** argv) {
   if (o.writer != Options::WriterMode::kTable) {
     publisher_args.insert(publisher_args.end(), {"--message-prefix", "outbox"});
   }
-  // The publishers reach PostgreSQL through a proxy that the blackhole fault
+  // The publishers reach PostgreSQL through proxies that the blackhole fault
   // freezes: their connections go silent without closing (issue 17).
-  auto proxy =
-      Must(testing_harness::BlackholeProxy::Start(absl::StrCat("127.0.0.1:", pg->port())),
-           "start blackhole-proxy");
   publisher_args.insert(publisher_args.end(), {"--replication-timeout", "5s"});
-  Publishers publishers(absl::StrCat("host=127.0.0.1 port=", proxy->port(),
-                                     " user=postgres dbname=postgres connect_timeout=10"),
-                        broker->bootstrap(), log_dir, publisher_args);
+  Publishers publishers(servers.publisher_conninfo(), broker->bootstrap(), log_dir,
+                        publisher_args);
   publishers.EnsurePrimary();
   if (!WaitFor(
           [&] {
-            return !Must(pg->Exec("SELECT 1 FROM pg_replication_slots WHERE active"),
+            return !Must(servers.primary().Exec("SELECT 1 FROM pg_replication_slots "
+                                                "WHERE active AND slot_type = 'logical'"),
                          "slot")
                         .empty();
           },
@@ -505,15 +526,15 @@ int Main(int argc, char** argv) {
     Die("the publisher never started streaming");
   }
   Verifier verifier(broker->bootstrap(), kTopic);
-  ConfirmationSampler sampler(*pg, broker->bootstrap(), kTopic, kPartitions,
-                              absl::Milliseconds(100));
+  ConfirmationSampler sampler(servers.direct_conninfo(), broker->bootstrap(), kTopic,
+                              kPartitions, absl::Milliseconds(100));
 
   // Pace the writer so that writing spans the fault schedule (about 2.5 s a fault,
   // more with the kill -9 that follows each fault without PostgreSQL restarts).
   int64_t expected_tx = std::max<int64_t>(1, o.rows * 2 / (o.max_tx_rows + 1));
   absl::Duration per_fault = absl::Seconds(o.pg_restarts ? 2.5 : 3.5);
   absl::Duration pace = per_fault * o.faults / expected_tx;
-  Writer writer(*pg, o, std::min(pace, absl::Milliseconds(500)));
+  Writer writer(servers.direct_conninfo(), o, std::min(pace, absl::Milliseconds(500)));
   std::atomic<bool> stop_writer{false};
   std::thread writer_thread([&] { writer.Run(stop_writer); });
 
@@ -547,15 +568,23 @@ int Main(int argc, char** argv) {
     } else if (kind == "sigterm") {
       publishers.KillPrimary(SIGTERM);
     } else if (kind == "pg-restart") {
-      if (!pg->Restart("fast").ok()) Die("PostgreSQL did not restart");
+      if (!servers.primary().Restart("fast").ok()) Die("PostgreSQL did not restart");
+    } else if (kind == "failover") {
+      absl::Time start = absl::Now();
+      absl::Status s = servers.FailOver();
+      if (!s.ok()) Die(absl::StrCat("failover: ", s.ToString()));
+      Say(absl::StrCat("  promoted, and the old primary rebuilt as the standby, in ",
+                       absl::FormatDuration(absl::Now() - start)));
     } else if (kind == "blackhole") {
       // Every open publisher connection goes silent, nothing closes: the publisher
       // must notice (--replication-timeout) and reconnect around it.
-      if (!proxy->Freeze().ok()) Die("freeze the proxy");
+      if (!servers.Freeze().ok()) Die("freeze the proxies");
       wait(random_ms(6000, 9000));
-      if (!proxy->Thaw().ok()) Die("thaw the proxy");
+      if (!servers.Thaw().ok()) Die("thaw the proxies");
     } else if (kind == "terminate-walsender") {
-      (void)pg->Exec("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots");
+      (void)servers.primary().Exec(
+          "SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE "
+          "slot_type = 'logical'");
     } else if (kind == "second-publisher") {
       publishers.StartStandby();
       wait(absl::Seconds(2));
@@ -580,13 +609,16 @@ int Main(int argc, char** argv) {
   Say("faults done; waiting for the writer and for every row to arrive");
   writer_thread.join();
   publishers.EnsurePrimary();
+  PgCluster* pg = &servers.primary();  // The last primary: its table is the history.
   cdc::Lsn end = Must(
       cdc::Lsn::Parse(Must(pg->Value("SELECT pg_current_wal_insert_lsn()::text"), "lsn")),
       "lsn");
   bool caught_up = WaitFor(
       [&] {
         publishers.EnsurePrimary();
-        auto v = pg->Value("SELECT confirmed_flush_lsn::text FROM pg_replication_slots");
+        auto v = pg->Value(
+            "SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_type = "
+            "'logical'");
         return v.ok() && *cdc::Lsn::Parse(*v) >= end;
       },
       absl::Minutes(5));
@@ -624,7 +656,11 @@ int Main(int argc, char** argv) {
   }
   int64_t split = 0;
   for (const auto& [xid, n] : by_xid) split += n.first > 0 && n.second > 0;
-  std::vector<Missing> missing = CommitLsnsOf(*pg, wal_start, end, committed, lost);
+  // After a failover the WAL from the run's start spans timelines: the commit LSNs
+  // of lost rows are not read then (the lost rows are named all the same).
+  std::vector<Missing> missing =
+      servers.failovers() > 0 ? std::vector<Missing>{}
+                              : CommitLsnsOf(*pg, wal_start, end, committed, lost);
   std::map<std::string, Delivered> first = FirstDeliveries(received);
   std::vector<std::string> key_examples, partition_examples;
   int64_t key_violations = KeyOrderViolations(first, history, &key_examples);
@@ -686,6 +722,7 @@ int Main(int argc, char** argv) {
       ", producer rewinds: ", CountInLogs(log_dir, "ending the Kafka producer session")));
   Say(absl::StrCat("longest commit-to-delivery: ", absl::FormatDuration(worst)));
   Say(absl::StrCat("slot caught up: ", caught_up ? "yes" : "no"));
+  if (o.failover) Say(absl::StrCat("primary failovers: ", servers.failovers()));
   Say(absl::StrCat("verifier consumer restarts: ", verifier.restarts(),
                    ", undecodable records: ", verifier.undecodable()));
   for (const std::string& e : publishers.unexpected_exits())

@@ -10,10 +10,10 @@
 
 namespace chaos {
 
-ConfirmationSampler::ConfirmationSampler(testing_harness::PgCluster& pg,
-                                         std::string brokers, std::string topic,
-                                         int partitions, absl::Duration interval)
-    : pg_(pg),
+ConfirmationSampler::ConfirmationSampler(std::string pg, std::string brokers,
+                                         std::string topic, int partitions,
+                                         absl::Duration interval)
+    : pg_(std::move(pg)),
       brokers_(std::move(brokers)),
       topic_(std::move(topic)),
       partitions_(partitions),
@@ -68,12 +68,13 @@ void ConfirmationSampler::Loop() {
 
 bool ConfirmationSampler::Sample(ConfirmationSample* out) {
   if (!sql_) {
-    auto s = pg_.Connect();
+    auto s = testing_harness::ConnectTo(pg_);
     if (!s.ok()) return false;
     sql_ = *std::move(s);
   }
   auto confirmed = sql_->Value(
-      "SELECT coalesce(confirmed_flush_lsn, '0/0')::text FROM pg_replication_slots");
+      "SELECT coalesce(confirmed_flush_lsn, '0/0')::text FROM pg_replication_slots "
+      "WHERE slot_type = 'logical'");
   if (!confirmed.ok()) {
     sql_.reset();  // Reconnect next time (the server may have restarted).
     return false;

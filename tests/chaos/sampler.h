@@ -19,9 +19,10 @@ namespace chaos {
 
 class ConfirmationSampler {
  public:
-  // Starts sampling every `interval`. `pg` must outlive the sampler.
-  ConfirmationSampler(testing_harness::PgCluster& pg, std::string brokers,
-                      std::string topic, int partitions, absl::Duration interval);
+  // Starts sampling every `interval`, reading the slot over `pg` (a conninfo; a
+  // multi-host one with target_session_attrs=read-write follows a promotion).
+  ConfirmationSampler(std::string pg, std::string brokers, std::string topic,
+                      int partitions, absl::Duration interval);
   ~ConfirmationSampler();  // Stops sampling.
 
   void Stop();
@@ -33,7 +34,7 @@ class ConfirmationSampler {
   bool Sample(ConfirmationSample* out);
   void Reconnect();  // A new Kafka handle.
 
-  testing_harness::PgCluster& pg_;
+  std::string pg_;
   std::string brokers_, topic_;
   int partitions_;
   absl::Duration interval_;

@@ -177,7 +177,11 @@ std::string PgCluster::uri(const std::string& database) const {
 
 absl::StatusOr<std::unique_ptr<PgSession>> PgCluster::Connect(
     const std::string& database) {
-  PGconn* conn = PQconnectdb(conninfo(database).c_str());
+  return ConnectTo(conninfo(database));
+}
+
+absl::StatusOr<std::unique_ptr<PgSession>> ConnectTo(const std::string& conninfo) {
+  PGconn* conn = PQconnectdb(conninfo.c_str());
   if (PQstatus(conn) != CONNECTION_OK) {
     std::string why = PQerrorMessage(conn);
     PQfinish(conn);

@@ -35,6 +35,9 @@ class PgSession {
   PGconn* conn_;
 };
 
+// A plain SQL session over any conninfo (a multi-host one follows the primary).
+absl::StatusOr<std::unique_ptr<PgSession>> ConnectTo(const std::string& conninfo);
+
 class PgCluster {
  public:
   // Starts a cluster; `settings` are extra "name=value" server settings. `version`
