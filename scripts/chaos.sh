@@ -5,12 +5,17 @@
 #   full           every fault kind, PostgreSQL restarts included;
 #   no-pg-restart  no PostgreSQL restart (it would set the slot back and hide a
 #                  confirmation that ran ahead of the broker), a kill -9 after
-#                  every other fault.
+#                  every other fault;
+#   failover       no-pg-restart plus primary failovers (PostgreSQL 17+, 17 unless
+#                  --pg-version says otherwise): the primary is killed, its standby
+#                  promoted with the synchronized failover slot, and the old
+#                  primary rebuilt as the new standby, again and again.
 # Each prints committed, delivered, duplicates, faults survived, lost,
 # early_confirmations, per-key and per-partition order violations (all must be 0),
 # unproven deliveries and rewinds, and the longest commit-to-delivery.
-#   scripts/chaos.sh [--schedule full|no-pg-restart] [--broker mock|kafka]
-#                    [--delivery at-least-once|exactly-once] [outbox-chaos flags ...]
+#   scripts/chaos.sh [--schedule full|no-pg-restart|failover] [--broker mock|kafka]
+#                    [--delivery at-least-once|exactly-once] [--pg-version N]
+#                    [outbox-chaos flags ...]
 # --broker kafka runs on a real 3-node Apache Kafka cluster (KRaft, jars from Maven
 # Central, cached): broker kill -9 and restart and broker freeze join the fault
 # kinds, and the verifier is a plain read_committed consumer.
@@ -23,7 +28,7 @@ build=${BUILD_DIR:-$root/build}
 cmake -S "$root" -B "$build" >/dev/null
 cmake --build "$build" -j"$(nproc)" --target outbox-chaos outbox-publisher mock-kafka blackhole-proxy >/dev/null
 
-schedules=(full no-pg-restart)
+schedules=(full no-pg-restart failover)
 args=()
 while [ $# -gt 0 ]; do
   if [ "$1" = --schedule ] && [ $# -ge 2 ]; then

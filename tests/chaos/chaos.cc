@@ -467,7 +467,11 @@ int Main(int argc, char** argv) {
   // arrived can be read from it at the end (pg_walinspect).
   // wal_sender_timeout 5 s: a walsender whose publisher went silent (blackhole)
   // lets go of the slot soon, as the publishers' --replication-timeout 5s does.
-  Servers servers(o.pg_version, o.failover, {"wal_keep_size=4GB", "wal_sender_timeout=5s"});
+  // With failovers, commits wait for the standby (synchronous_standby_names): a
+  // commit the writer saw is then in the promoted standby's table, the history.
+  std::vector<std::string> settings = {"wal_keep_size=4GB", "wal_sender_timeout=5s"};
+  if (o.failover) settings.push_back("synchronous_standby_names='*'");
+  Servers servers(o.pg_version, o.failover, settings);
   auto sql = Must(testing_harness::ConnectTo(servers.direct_conninfo()), "connect");
   if (!sql->Exec("CREATE EXTENSION pg_walinspect").ok()) Die("pg_walinspect");
   std::string wal_start =
@@ -532,7 +536,7 @@ int Main(int argc, char** argv) {
   // Pace the writer so that writing spans the fault schedule (about 2.5 s a fault,
   // more with the kill -9 that follows each fault without PostgreSQL restarts).
   int64_t expected_tx = std::max<int64_t>(1, o.rows * 2 / (o.max_tx_rows + 1));
-  absl::Duration per_fault = absl::Seconds(o.pg_restarts ? 2.5 : 3.5);
+  absl::Duration per_fault = absl::Seconds(o.failover ? 8 : o.pg_restarts ? 2.5 : 3.5);
   absl::Duration pace = per_fault * o.faults / expected_tx;
   Writer writer(servers.direct_conninfo(), o, std::min(pace, absl::Milliseconds(500)));
   std::atomic<bool> stop_writer{false};
