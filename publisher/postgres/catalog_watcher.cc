@@ -88,7 +88,13 @@ absl::Status CatalogWatcher::Probe() {
   for (const std::string& w : v.warnings) log_.Warn(w, {{"slot", options_.source.slot}});
   for (const std::string& n : v.notes) log_.Info(n, {{"slot", options_.source.slot}});
   if (!v.fatal.ok()) fault_.Raise(v.fatal);
-  return AdvanceHorizon();
+  // Never at the checks' expense: a horizon not recorded now is recorded later.
+  if (absl::Status s = AdvanceHorizon(); !s.ok()) {
+    horizon_.Drop();
+    log_.Debug("could not record the published horizon",
+               {{"error", std::string(s.message())}});
+  }
+  return absl::OkStatus();
 }
 
 absl::Status CatalogWatcher::AdvanceHorizon() {

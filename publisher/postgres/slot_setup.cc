@@ -32,7 +32,17 @@ class SlotSetup {
     RETURN_IF_ERROR(cdc::ValidateSlotName(slot));
     SlotRecord record;
     if (records_) {
-      RETURN_IF_ERROR(records_->Ensure(options_.create));
+      // Without the table the publisher runs as it did before it had one (a role
+      // that may not create it, --create=false): loudly, since a gap then goes
+      // unnoticed.
+      if (absl::Status s = records_->Ensure(options_.create); !s.ok()) {
+        log_.Warn("no state table: a lost slot or a failover without a failover slot "
+                  "would not be noticed",
+                  {{"error", std::string(s.message())}});
+        records_.reset();
+      }
+    }
+    if (records_) {
       ASSIGN_OR_RETURN(record, records_->Read());
     }
     ASSIGN_OR_RETURN(cdc::SlotFacts facts, cdc::ReadSlotFacts(sql_, slot));
@@ -41,7 +51,7 @@ class SlotSetup {
     in.database = database_;
     in.create = options_.create;
     in.on_gap = options_.on_slot_gap;
-    in.state_table = options_.state_table ? options_.state_table->qualified() : "";
+    in.state_table = records_ ? options_.state_table->qualified() : "";
     in.table_less = !options_.message_prefix.empty();
     ASSIGN_OR_RETURN(SlotPlan plan, PlanSlot(facts, record, in));
 

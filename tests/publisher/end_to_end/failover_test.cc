@@ -404,3 +404,40 @@ TEST_F(FailoverFixture, AnInvalidatedSlotIsReportedAndRecoveredFromTheTable) {
 
 }  // namespace
 }  // namespace publisher
+
+namespace publisher {
+namespace {
+
+// --create=false, with the publication and the slot made by hand and no state
+// table: the publisher streams as before the table existed, and says what it
+// cannot notice meanwhile.
+TEST_F(FailoverFixture, WithoutAStateTableItStreamsAndWarns) {
+  primary_ = ValueOrDie(PgCluster::Start({"TimeZone=UTC"}));
+  ASSERT_TRUE(primary_->Exec(kSchema).ok());
+  ASSERT_TRUE(primary_
+                  ->Exec("CREATE PUBLICATION outbox_publisher FOR TABLE outbox WITH "
+                         "(publish = 'insert')")
+                  .ok());
+  ASSERT_TRUE(primary_
+                  ->Exec("SELECT pg_create_logical_replication_slot('outbox_publisher', "
+                         "'pgoutput')")
+                  .ok());
+  conninfo_ = primary_->conninfo();
+  mock_ = ValueOrDie(MockKafka::Start(1));
+  ASSERT_EQ(mock_->Command("topic outbox.event.order 4"), "ok");
+  consumer_ = ValueOrDie(Consumer::Start(mock_->bootstrap(), {"outbox.event.order"}));
+  publisher_ = StartPublisher({"--create", "false", "--table", "outbox"});
+  EXPECT_THAT(publisher_->Log(), HasSubstr("no state table"));
+  EXPECT_THAT(publisher_->Log(), HasSubstr("--create=false: create it"));
+  ASSERT_TRUE(primary_
+                  ->Exec("INSERT INTO outbox (aggregate_type, aggregate_id, event_type, "
+                         "payload) VALUES ('order', 'o-1', 'E', '{}')")
+                  .ok());
+  EXPECT_EQ(Lost(*primary_), 0u);
+  EXPECT_EQ(ValueOrDie(primary_->Value(
+                "SELECT count(*) FROM pg_class WHERE relname = 'outbox_publisher_state'")),
+            "0");
+}
+
+}  // namespace
+}  // namespace publisher
