@@ -40,6 +40,38 @@ inline constexpr char kSchema[] = R"sql(
   CREATE TABLE other (id serial PRIMARY KEY, v text);
 )sql";
 
+// The flags of --delivery=exactly-once in these tests: short Kafka transactions.
+inline const std::vector<std::string> kExactlyOnce = {"--delivery", "exactly-once",
+                                                      "--transaction-interval", "50ms"};
+
+// A record's header, or "<absent>".
+inline std::string Header(const ConsumedRecord& r, const std::string& name) {
+  for (const auto& [k, v] : r.headers) {
+    if (k == name) return v;
+  }
+  return "<absent>";
+}
+
+// The distinct ids (header `id`) of every record the consumer has seen so far.
+inline std::set<std::string> PublishedIds(Consumer& consumer) {
+  std::set<std::string> ids;
+  for (const auto& r : consumer.Records()) ids.insert(Header(r, "id"));
+  return ids;
+}
+
+// Distinct ids the consumer has seen, once it has seen at least `n` (or the
+// deadline passed): the consumer may trail the slot's confirmation.
+inline std::set<std::string> DistinctIds(Consumer& consumer, size_t n) {
+  std::set<std::string> ids;
+  WaitFor(
+      [&] {
+        ids = PublishedIds(consumer);
+        return ids.size() >= n;
+      },
+      absl::Seconds(60));
+  return ids;
+}
+
 class PublisherTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -115,27 +147,6 @@ class PublisherTest : public ::testing::Test {
         "WHERE slot_name = 'outbox_publisher'");
   }
   Lsn WalInsert() { return Query("SELECT pg_current_wal_insert_lsn()::text"); }
-
-  // Distinct ids the consumer has seen, once it has seen at least `n` (or the
-  // deadline passed): the consumer may trail the slot's confirmation.
-  static std::set<std::string> DistinctIds(Consumer& consumer, size_t n) {
-    std::set<std::string> ids;
-    WaitFor(
-        [&] {
-          ids.clear();
-          for (const auto& r : consumer.Records()) ids.insert(Header(r, "id"));
-          return ids.size() >= n;
-        },
-        absl::Seconds(60));
-    return ids;
-  }
-
-  static std::string Header(const ConsumedRecord& r, const std::string& name) {
-    for (const auto& [k, v] : r.headers) {
-      if (k == name) return v;
-    }
-    return "<absent>";
-  }
 
   std::unique_ptr<PgCluster> cluster_;
   std::unique_ptr<PgSession> sql_;

@@ -21,6 +21,8 @@
 namespace consumer {
 namespace {
 
+using publisher::DistinctIds;
+using publisher::Header;
 using publisher::PublisherTest;
 using testing_harness::KafkaCluster;
 using testing_harness::Process;

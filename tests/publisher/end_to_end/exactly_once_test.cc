@@ -30,8 +30,6 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-const std::vector<std::string> kExactlyOnce = {"--delivery", "exactly-once",
-                                               "--transaction-interval", "50ms"};
 
 class ExactlyOnceTest : public PublisherTest {
  protected:

@@ -37,9 +37,6 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-const std::vector<std::string> kExactlyOnce = {"--delivery", "exactly-once",
-                                               "--transaction-interval", "50ms"};
-
 // Commits one outbox row per transaction through `conninfo` until stopped,
 // reconnecting (a multi-host conninfo finds the new primary) after any failure.
 class Writer {
@@ -139,21 +136,7 @@ class FailoverFixture : public ::testing::Test {
     return p;
   }
 
-  // Distinct ids the consumer has seen, once it saw at least `n`.
-  std::set<std::string> Published(size_t n) {
-    std::set<std::string> ids;
-    WaitFor(
-        [&] {
-          for (const auto& r : consumer_->Records()) {
-            for (const auto& [k, v] : r.headers) {
-              if (k == "id") ids.insert(v);
-            }
-          }
-          return ids.size() >= n;
-        },
-        absl::Seconds(90));
-    return ids;
-  }
+  std::set<std::string> Published(size_t n) { return DistinctIds(*consumer_, n); }
 
   // Holds the publisher behind for a while: the broker answers nothing, so rows
   // are read and stay unacknowledged and unconfirmed.
@@ -189,15 +172,10 @@ class FailoverFixture : public ::testing::Test {
         << "the slot did not catch up";
     auto rows = ValueOrDie(server.Exec("SELECT id::text FROM outbox"));
     // The consumer may trail the slot: wait for every row, or the deadline.
-    std::set<std::string> ids;
     size_t lost = 0;
     WaitFor(
         [&] {
-          for (const auto& r : consumer_->Records()) {
-            for (const auto& [k, v] : r.headers) {
-              if (k == "id") ids.insert(v);
-            }
-          }
+          std::set<std::string> ids = PublishedIds(*consumer_);
           lost = 0;
           for (const auto& row : rows) lost += ids.count(*row[0]) == 0;
           return lost == 0;

@@ -71,8 +71,6 @@ class KafkaEnvironment : public ::testing::Environment {
 const auto* const kEnvironment =
     ::testing::AddGlobalTestEnvironment(new KafkaEnvironment);
 
-const std::vector<std::string> kExactlyOnce = {"--delivery", "exactly-once",
-                                               "--transaction-interval", "50ms"};
 
 // One row as a consumer sees it.
 struct Event {
