@@ -686,6 +686,21 @@ TEST_F(RelayTest, ACheckpointWithoutASystemIdentifierIsResumedFrom) {
   EXPECT_THAT(ProducedIds(), ElementsAre("c"));
 }
 
+TEST_F(RelayTest, ACheckpointOfAnEarlierTimelineSkipsOnlyBelowItsSwitchPoint) {
+  // Written on timeline 1 up to 0x310, past where this server's timeline 2 branched
+  // off (0x150): the transactions at 0x200 and 0x300 here are the promoted
+  // standby's own, never published. Only the first (0x110) is covered.
+  sink_.checkpoint = Checkpoint{Lsn(0x310), 3, absl::UnixEpoch(), kSystem, 1};
+  sink_.auto_ack = true;
+  options_.timeline = 2;
+  options_.history = {{1, Lsn(0x150)}};
+  ThreeTransactions("a", "b", "c");
+  ASSERT_TRUE(Run().ok());
+  EXPECT_THAT(ProducedIds(), ElementsAre("b", "c"));
+  ASSERT_EQ(sink_.boundaries.size(), 2u);
+  EXPECT_EQ(sink_.boundaries[0].timeline, 2u) << "checkpoints name this timeline";
+}
+
 TEST_F(RelayTest, ATransactionCommittingAtTheCheckpointsEndIsNotSkipped) {
   sink_.checkpoint =
       Checkpoint{Lsn(0x100), 0, absl::UnixEpoch()};  // Ends where T1 commits.
