@@ -1,9 +1,11 @@
-// Runs a script of transactions against a throwaway PostgreSQL 15 and asserts the
+// Runs a script of transactions against a throwaway PostgreSQL and asserts the
 // decoded stream exactly: every message in order, values, xids, and commit/end LSNs
-// checked against the WAL itself (pg_walinspect).
+// checked against the WAL itself (pg_walinspect, PostgreSQL 15 and later; on 14
+// they are checked for order and against the Begin messages only).
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cdc/postgres/catalog.h"
@@ -48,17 +50,29 @@ struct Rendered {
   std::vector<pgoutput::Begin> begins;
   std::vector<pgoutput::Commit> commits;
   std::vector<std::string> long_values;
+  // Transactions without a published change, left out (see Renderer).
+  int empty_transactions = 0;
 };
 
 struct Renderer {
   Rendered& out;
   RelationCache& cache;
+  // PostgreSQL 14 sends a transaction with no published change as an empty
+  // BEGIN/COMMIT pair, which 15 skips: with this set, such pairs are counted and
+  // left out, so that one script fits both.
+  bool drop_empty = false;
 
   void operator()(const pgoutput::Begin& m) {
     out.lines.push_back(absl::StrCat("BEGIN ", m.xid));
     out.begins.push_back(m);
   }
   void operator()(const pgoutput::Commit& m) {
+    if (drop_empty && !out.lines.empty() && absl::StartsWith(out.lines.back(), "BEGIN ")) {
+      out.lines.pop_back();
+      out.begins.pop_back();
+      ++out.empty_transactions;
+      return;
+    }
     out.lines.push_back("COMMIT");
     out.commits.push_back(m);
   }
@@ -108,8 +122,13 @@ struct Renderer {
 TEST(DecodedScriptTest, EveryTransactionDecodesExactlyInCommitOrder) {
   auto cluster = ValueOrDie(PgCluster::Start({"TimeZone=UTC"}));
   auto sql = ValueOrDie(cluster->Connect());
+  int major = ValueOrDie(cluster->MajorVersion());
+  bool walinspect = major >= 15;  // pg_walinspect is there from 15.
+  bool sends_empty = major < 15;  // So are skipped empty transactions.
+  if (walinspect) {
+    ASSERT_TRUE(sql->Exec("CREATE EXTENSION pg_walinspect").ok());
+  }
   ASSERT_TRUE(sql->Exec(R"sql(
-    CREATE EXTENSION pg_walinspect;
     CREATE TABLE outbox (
       id uuid PRIMARY KEY, aggregate_type text NOT NULL, aggregate_id text NOT NULL,
       event_type text NOT NULL, payload jsonb NOT NULL, headers jsonb,
@@ -182,7 +201,7 @@ TEST(DecodedScriptTest, EveryTransactionDecodesExactlyInCommitOrder) {
   RelationCache cache;
   ASSERT_TRUE(CatchUp(*stream, until, absl::Now() + absl::Seconds(60),
                       [&](const XLogData&, const pgoutput::PgOutputMessage& m) {
-                        std::visit(Renderer{got, cache}, m);
+                        std::visit(Renderer{got, cache, sends_empty}, m);
                       })
                   .ok());
 
@@ -239,6 +258,11 @@ TEST(DecodedScriptTest, EveryTransactionDecodesExactlyInCommitOrder) {
       "COMMIT",
   };
   EXPECT_THAT(got.lines, ElementsAreArray(want));
+  // Only PostgreSQL 14 sends the script's transactions on other tables as empty
+  // pairs (its one DELETE on another table, and the rolled-back one is not sent).
+  if (sends_empty) {
+    EXPECT_GT(got.empty_transactions, 0);
+  }
 
   // The TOASTed payload arrived whole.
   ASSERT_EQ(got.long_values.size(), 1u);
@@ -253,6 +277,7 @@ TEST(DecodedScriptTest, EveryTransactionDecodesExactlyInCommitOrder) {
     EXPECT_EQ(got.begins[i].commit_time, c.commit_time);
     EXPECT_GT(c.commit_lsn, previous_end);
     previous_end = c.end_lsn;
+    if (!walinspect) continue;
     auto row = ValueOrDie(sql->Exec(absl::StrCat(
         "SELECT record_type, xid::text, end_lsn::text FROM pg_get_wal_record_info('",
         c.commit_lsn.ToString(), "')")));

@@ -96,7 +96,7 @@ TEST_F(ReplicationStreamTest, ConnectsWithConninfoOrUriAndIdentifiesTheSystem) {
     EXPECT_EQ(id.timeline, 1u);
     EXPECT_TRUE(id.xlog_pos.is_valid());
     EXPECT_FALSE(id.system_id.empty());
-    EXPECT_GE(stream->server_version(), 150000);
+    EXPECT_GE(stream->server_version(), 140000);  // The oldest supported release.
     ASSERT_OK(cdc::EnsureWalLevel(stream->sql()));
   }
 }
