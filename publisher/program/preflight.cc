@@ -11,6 +11,9 @@
 namespace publisher {
 namespace {
 
+// The oldest PostgreSQL release the publisher is tested and supported on.
+constexpr int kOldestSupported = 140000;
+
 CheckLine Ok(std::string what, std::string detail) {
   return {true, std::move(what), std::move(detail)};
 }
@@ -24,12 +27,19 @@ CheckLine FromStatus(std::string what, const absl::Status& s, std::string ok_det
 
 void JudgeServer(const cdc::ServerFacts& s, bool slot_exists,
                  std::vector<CheckLine>* out) {
-  out->push_back(s.version_num >= 100000
-                     ? Ok("server version", absl::StrCat("PostgreSQL ", s.version))
-                     : Fail("server version",
-                            absl::StrCat("PostgreSQL ", s.version,
-                                         " has no pgoutput: upgrade to PostgreSQL 10 or "
-                                         "later (15 or later recommended)")));
+  if (s.version_num < 100000) {
+    out->push_back(Fail("server version",
+                        absl::StrCat("PostgreSQL ", s.version,
+                                     " has no pgoutput: upgrade to PostgreSQL 10 or later "
+                                     "(the publisher supports 14 to 18)")));
+  } else if (s.version_num < kOldestSupported) {
+    out->push_back(Fail("server version",
+                        absl::StrCat("PostgreSQL ", s.version,
+                                     " is not supported (14 to 18 are): upgrade to "
+                                     "PostgreSQL 14 or later")));
+  } else {
+    out->push_back(Ok("server version", absl::StrCat("PostgreSQL ", s.version)));
+  }
   out->push_back(!s.in_recovery
                      ? Ok("primary", "the server is a primary (not in recovery)")
                      : Fail("primary",

@@ -110,6 +110,13 @@ TEST_F(PreflightTest, OldServer) {
   ExpectOnlyFailure("server version", "has no pgoutput", "upgrade to PostgreSQL 10");
 }
 
+TEST_F(PreflightTest, ServerOlderThanTheOldestSupported) {
+  pg_.server->version_num = 130015;
+  pg_.server->version = "13.15";
+  ExpectOnlyFailure("server version", "is not supported (14 to 18 are)",
+                    "upgrade to PostgreSQL 14");
+}
+
 TEST_F(PreflightTest, Standby) {
   pg_.server->in_recovery = true;
   ExpectOnlyFailure("primary", "standby", "point --pg at the primary");
@@ -291,8 +298,14 @@ TEST_F(PreflightTest, EventsWithoutATable) {
   config_.tables.clear();
   EXPECT_FALSE(Line("events without a table").ok);
   config_.topic = "outbox.event.{aggregate_type}";
+  // A server without pgoutput's messages option (13) is unsupported as a whole
+  // too; the line of events without a table says what it lacks.
   pg_.server->version_num = 130010;
-  ExpectOnlyFailure("events without a table", "PostgreSQL 14 or later", "upgrade");
+  CheckLine messages = Line("events without a table");
+  EXPECT_FALSE(messages.ok);
+  EXPECT_THAT(messages.detail, HasSubstr("PostgreSQL 14 or later"));
+  EXPECT_THAT(messages.detail, HasSubstr("upgrade"));
+  EXPECT_FALSE(Line("server version").ok);
 }
 
 }  // namespace
