@@ -85,7 +85,8 @@ absl::StatusOr<SlotPlan> PlanSlot(const cdc::SlotFacts& slot, const SlotRecord& 
         absl::StrCat(plan.gap, ": --on-slot-gap=", OnSlotGapName(in.on_gap),
                      " creates the slot anew, which --create=false forbids"));
   }
-  if (plan.step == SlotPlan::Step::kSkip && record.recovering) {
+  if (plan.step == SlotPlan::Step::kSkip && record.recovering && slot.exists &&
+      slot.wal_status != "lost") {
     // The interrupted re-publication's slot is as good as any new one.
     plan.drop_first = false;
   }

@@ -123,6 +123,14 @@ TEST(PlanSlotTest, AnInterruptedRepublicationIsNeverStreamedPast) {
   EXPECT_FALSE(skip->drop_first);
 }
 
+TEST(PlanSlotTest, ALostSlotIsDroppedEvenWhenAnInterruptedRepublicationMadeIt) {
+  auto skip = PlanSlot(Slot(true, "lost"), Record(/*recovering=*/true),
+                       Inputs(OnSlotGap::kSkip));
+  ASSERT_TRUE(skip.ok()) << skip.status();
+  EXPECT_EQ(skip->step, SlotPlan::Step::kSkip);
+  EXPECT_TRUE(skip->drop_first);
+}
+
 TEST(PlanSlotTest, CreateFalseNeverCreatesAndSaysWhy) {
   auto missing = PlanSlot(Slot(false), SlotRecord{}, Inputs(OnSlotGap::kStop, false));
   ASSERT_FALSE(missing.ok());
