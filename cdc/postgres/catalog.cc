@@ -257,8 +257,7 @@ absl::Status DropSlot(SqlConnection& sql, const std::string& slot) {
   return s;
 }
 
-absl::Status EnsureSlot(SqlConnection& sql, const std::string& slot, bool create,
-                        const SlotCreation& how) {
+absl::Status EnsureSlot(SqlConnection& sql, const std::string& slot, bool create) {
   RETURN_IF_ERROR(ValidateSlotName(slot));
   for (int attempt = 0; attempt < 2; ++attempt) {
     ASSIGN_OR_RETURN(SlotFacts facts, ReadSlotFacts(sql, slot));
@@ -266,7 +265,7 @@ absl::Status EnsureSlot(SqlConnection& sql, const std::string& slot, bool create
     RETURN_IF_ERROR(Shape(here, 1, "current_database()"));
     RETURN_IF_ERROR(CheckSlot(facts, sql.Literal(slot), Text(here[0][0]), create));
     if (facts.exists) return absl::OkStatus();
-    absl::Status s = CreateSlot(sql, slot, how).status();
+    absl::Status s = CreateSlot(sql, slot, SlotCreation{}).status();
     if (!absl::IsAlreadyExists(s)) return s;
     // Another process created it between our check and CREATE: check it again.
   }

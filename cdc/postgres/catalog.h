@@ -72,11 +72,14 @@ struct SlotCreation {
 [[nodiscard]] absl::Status DropSlot(SqlConnection& sql, const std::string& slot);
 
 // Ensures logical slot `slot` exists in this database with the pgoutput plugin,
-// creating it (as `how` says) when missing and `create`. kFailedPrecondition for a
-// slot of another plugin or database, a physical slot, or a slot whose WAL was
-// removed; kInvalidArgument for a name the server would refuse.
+// creating it (no snapshot, no failover) when missing and `create`.
+// kFailedPrecondition for a slot of another plugin or database, a physical slot,
+// or a slot whose WAL was removed; kInvalidArgument for a name the server would
+// refuse. The publisher itself goes through its slot plan
+// (publisher/postgres/slot_setup.h); this serves the WAL reader's own tests and
+// tools.
 [[nodiscard]] absl::Status EnsureSlot(SqlConnection& sql, const std::string& slot,
-                                      bool create, const SlotCreation& how = {});
+                                      bool create);
 
 // Slot names are restricted by the server to 1-63 lower-case letters, digits, '_'.
 [[nodiscard]] absl::Status ValidateSlotName(absl::string_view slot);
