@@ -1,5 +1,11 @@
-# outbox-publisher image: built from this repository on Debian bookworm, run on
+# outbox-publisher image: the publisher and the consumer kit's example service
+# (outbox-paid-orders), built from this repository on Debian bookworm and run on
 # bookworm-slim with only the runtime libraries.
+#
+# tests/packaging/dockerfile_test.py copies exactly what the COPY lines below copy
+# into an empty folder and runs the build stage's commands there, and checks that
+# the runtime stage installs every shared library the binaries load: keep the build
+# commands relative to the working directory.
 FROM debian:bookworm AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends build-essential cmake pkg-config \
@@ -9,17 +15,33 @@ RUN apt-get update \
 WORKDIR /src
 COPY CMakeLists.txt ./
 COPY cdc cdc
+COPY common common
+COPY kafka kafka
 COPY proto proto
 COPY publisher publisher
-RUN cmake -S . -B /build -DCMAKE_BUILD_TYPE=Release -DOUTBOX_TESTS=OFF \
- && cmake --build /build -j"$(nproc)" --target outbox-publisher
+COPY consumer consumer
+RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DOUTBOX_TESTS=OFF \
+ && cmake --build build -j"$(nproc)" --target outbox-publisher outbox-paid-orders
 
 FROM debian:bookworm-slim
 RUN apt-get update \
  && apt-get install -y --no-install-recommends libpq5 librdkafka1 libprotobuf32 \
       libabsl20220623 libcpp-httplib0.11 ca-certificates \
  && rm -rf /var/lib/apt/lists/*
-COPY --from=build /build/outbox-publisher /usr/local/bin/outbox-publisher
-USER nobody
-# Configuration comes from OUTBOX_* variables (see README); logs go to stderr.
+COPY --from=build /src/build/outbox-publisher /usr/local/bin/outbox-publisher
+COPY --from=build /src/build/outbox-paid-orders /usr/local/bin/outbox-paid-orders
+# A numeric user, so Kubernetes' runAsNonRoot can verify it (nobody:nogroup).
+USER 65534:65534
+# /metrics and /healthz (docs/operations.md). Set OUTBOX_METRICS_PORT=0 to turn
+# the server off; the health check then fails, so turn it off with it.
+ENV OUTBOX_METRICS_PORT=9187 \
+    OUTBOX_METRICS_ADDRESS=0.0.0.0
+EXPOSE 9187
+# The image has no HTTP client: bash's /dev/tcp asks /healthz, which answers 200
+# while a replication session streams and acknowledgements progress. A standby
+# waiting for the slot answers 503 (not streaming): it is alive, not ready.
+HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \
+  CMD ["bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/${OUTBOX_METRICS_PORT:-9187} && printf 'GET /healthz HTTP/1.0\\r\\n\\r\\n' >&3 && head -n 1 <&3 | grep -q ' 200 '"]
+# Configuration comes from OUTBOX_* variables (README, "Configuration"); logs go
+# to stderr. The consumer example: --entrypoint outbox-paid-orders.
 ENTRYPOINT ["/usr/local/bin/outbox-publisher"]
