@@ -73,7 +73,7 @@ say "Pre-flight check (outbox-publisher --check): reads both sides, creates noth
 metrics_port=$("$root/tests/harness/pg_cluster.sh" free-port)
 say "Running outbox-publisher (metrics on 127.0.0.1:$metrics_port)"
 "$build/outbox-publisher" --pg "$pg" \
-  --brokers "$brokers" --log-format text --status-interval 1s --stats-interval 5s \
+  --brokers "$brokers" --log-format text --status-interval 1s --log-stats-every 5s \
   --metrics-port "$metrics_port" --slot-check-interval 1s --message-prefix outbox \
   2>"$work/publisher.log" &
 publisher_pid=$!

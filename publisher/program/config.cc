@@ -16,6 +16,7 @@
 #include "absl/strings/strip.h"
 #include "cdc/postgres/conninfo.h"
 #include "cdc/status_macros.h"
+#include "common/kafka_properties.h"
 
 namespace publisher {
 namespace {
@@ -164,6 +165,8 @@ const std::vector<Flag>& Flags() {
              return absl::OkStatus();
            }},
       STRING_FLAG("brokers", brokers, "Kafka bootstrap servers"),
+      STRING_FLAG("kafka-config", kafka_config,
+                  "librdkafka properties file, key=value per line (also -F FILE)"),
       Flag{"topic", "topic template: {column}, {schema}, {table}", false,
            [](Config& c, absl::string_view v) -> absl::Status {
              ASSIGN_OR_RETURN(c.topic, ParseTopicTemplate("topic", v));
@@ -206,9 +209,19 @@ const std::vector<Flag>& Flags() {
              ASSIGN_OR_RETURN(c.status_interval, ParseInterval("status-interval", v));
              return absl::OkStatus();
            }},
-      Flag{"stats-interval", "periodic stats log line", false,
+      Flag{"log-stats-every", "how often the stats line is logged", false,
+           [](Config& c, absl::string_view v) -> absl::Status {
+             ASSIGN_OR_RETURN(c.stats_interval, ParseInterval("log-stats-every", v));
+             return absl::OkStatus();
+           }},
+      // The old name, one letter from --status-interval, which means another thing.
+      Flag{"stats-interval", "deprecated: --log-stats-every", false,
            [](Config& c, absl::string_view v) -> absl::Status {
              ASSIGN_OR_RETURN(c.stats_interval, ParseInterval("stats-interval", v));
+             c.warnings.push_back(
+                 "--stats-interval (OUTBOX_STATS_INTERVAL) is deprecated: it is "
+                 "--log-stats-every (OUTBOX_LOG_STATS_EVERY), which cannot be confused "
+                 "with --status-interval");
              return absl::OkStatus();
            }},
       Flag{"metrics-port", "serve /metrics and /healthz on this port (0 = off)", false,
@@ -320,14 +333,59 @@ std::string EnvName(absl::string_view flag) {
                       absl::AsciiStrToUpper(absl::StrReplaceAll(flag, {{"-", "_"}})));
 }
 
-absl::Status AddKafkaProperty(Config& c, absl::string_view kv) {
+absl::Status AddKafkaProperty(KafkaProperties& properties, absl::string_view kv) {
   size_t eq = kv.find('=');
   if (eq == absl::string_view::npos || eq == 0) {
     return Bad("X", kv, "expected -X key=value (a librdkafka property)");
   }
-  c.kafka_properties.emplace_back(std::string(kv.substr(0, eq)),
-                                  std::string(kv.substr(eq + 1)));
+  properties.emplace_back(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
   return absl::OkStatus();
+}
+
+bool IsFalse(absl::string_view v) {  // As librdkafka reads a boolean.
+  return absl::EqualsIgnoreCase(v, "false") || absl::EqualsIgnoreCase(v, "f") || v == "0";
+}
+
+// Why a Kafka property setting is refused, or "" when it is not. Most would void
+// a guarantee (SPEC.md); both producers, at-least-once and exactly-once, use them.
+std::string RefusedBecause(const std::string& key, const std::string& v) {
+  auto is = [&](std::initializer_list<const char*> names) {
+    return std::any_of(names.begin(), names.end(), [&](const char* n) { return key == n; });
+  };
+  int64_t n;
+  if (is({"transactional.id"})) {
+    return "set --delivery=exactly-once and --transactional-id instead";
+  }
+  if (is({"enable.idempotence"}) && IsFalse(v)) {
+    return "voids per-key order and retries without duplicates (guarantee 4, the "
+           "idempotent producer)";
+  }
+  if (is({"acks", "request.required.acks"}) && v != "all" && v != "-1") {
+    return "voids at-least-once (guarantees 1 and 2): the broker acknowledges before "
+           "every in-sync replica has the message, so a leader's failure loses it; "
+           "use all";
+  }
+  if (is({"max.in.flight.requests.per.connection", "max.in.flight"}) &&
+      absl::SimpleAtoi(v, &n) && n > 5) {
+    return "voids per-key order (guarantee 4): above 5 requests in flight per "
+           "connection, a retry can reorder a key's messages";
+  }
+  if (is({"retries", "message.send.max.retries"}) && absl::SimpleAtoi(v, &n) && n < 1) {
+    return "voids per-key order (guarantee 4): a failed request must be retried in "
+           "order";
+  }
+  if (is({"queuing.strategy"}) && v != "fifo") {
+    return "voids per-key order (guarantee 4): messages must leave in the order read";
+  }
+  if (is({"partitioner"}) && v == "random") {
+    return "voids per-key order (guarantee 4): one key's messages would land on "
+           "several partitions";
+  }
+  if (is({"delivery.report.only.error"}) && !IsFalse(v)) {
+    return "voids the slot's confirmation (guarantees 2 and 7): the slot is confirmed "
+           "from successful delivery reports, which this turns off";
+  }
+  return "";
 }
 
 }  // namespace
@@ -335,12 +393,6 @@ absl::Status AddKafkaProperty(Config& c, absl::string_view kv) {
 std::string TransactionalId(const Config& c) {
   return c.transactional_id.empty() ? absl::StrCat("outbox-publisher.", c.slot)
                                     : c.transactional_id;
-}
-
-bool IsSecretProperty(absl::string_view key) {
-  std::string k = absl::AsciiStrToLower(key);
-  return absl::StrContains(k, "password") || absl::StrContains(k, "secret") ||
-         (absl::StrContains(k, "key") && !absl::StrContains(k, "location"));
 }
 
 absl::StatusOr<int64_t> ParseByteSize(absl::string_view text) {
@@ -370,10 +422,10 @@ absl::StatusOr<int64_t> ParseByteSize(absl::string_view text) {
 }
 
 absl::StatusOr<Config> ParseConfig(const std::vector<std::string>& args,
-                                   const EnvLookup& env) {
+                                   const Environment& env) {
   Config c;
   for (const Flag& f : Flags()) {
-    if (std::optional<std::string> v = env(EnvName(f.name))) {
+    if (std::optional<std::string> v = env.lookup(EnvName(f.name))) {
       absl::Status s = f.set(c, *v);
       if (!s.ok()) {
         return absl::InvalidArgumentError(
@@ -381,6 +433,7 @@ absl::StatusOr<Config> ParseConfig(const std::vector<std::string>& args,
       }
     }
   }
+  KafkaProperties command_line;  // -X, in order.
   for (size_t i = 0; i < args.size(); ++i) {
     absl::string_view arg = args[i];
     if (arg == "--help" || arg == "-h") {
@@ -397,11 +450,16 @@ absl::StatusOr<Config> ParseConfig(const std::vector<std::string>& args,
     }
     if (arg == "-X") {
       if (i + 1 >= args.size()) return Bad("X", "", "expected -X key=value");
-      RETURN_IF_ERROR(AddKafkaProperty(c, args[++i]));
+      RETURN_IF_ERROR(AddKafkaProperty(command_line, args[++i]));
       continue;
     }
     if (absl::ConsumePrefix(&arg, "-X")) {
-      RETURN_IF_ERROR(AddKafkaProperty(c, arg));
+      RETURN_IF_ERROR(AddKafkaProperty(command_line, arg));
+      continue;
+    }
+    if (arg == "-F") {
+      if (i + 1 >= args.size()) return Bad("kafka-config", "", "expected -F FILE");
+      c.kafka_config = args[++i];
       continue;
     }
     if (!absl::ConsumePrefix(&arg, "--")) {
@@ -431,11 +489,18 @@ absl::StatusOr<Config> ParseConfig(const std::vector<std::string>& args,
     }
     RETURN_IF_ERROR(f->set(c, *value));
   }
+  // Kafka client properties: the file, then OUTBOX_KAFKA_*, then -X; later wins.
+  ASSIGN_OR_RETURN(c.kafka_properties,
+                   GatherKafkaProperties(c.kafka_config, env, command_line));
+  std::vector<std::string> refused;
   for (const auto& [key, value] : c.kafka_properties) {
-    if (key == "transactional.id") {
-      return Bad("X", absl::StrCat(key, "=", value),
-                 "set --delivery=exactly-once and --transactional-id instead");
+    if (std::string why = RefusedBecause(key, value); !why.empty()) {
+      refused.push_back(absl::StrCat(key, "=", ShownPropertyValue(key, value), ": ", why));
     }
+  }
+  if (!refused.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Kafka property refused: ", absl::StrJoin(refused, "; ")));
   }
   if (c.max_in_flight_bytes < 1024) {
     return Bad("max-in-flight-bytes", std::to_string(c.max_in_flight_bytes),
@@ -464,6 +529,12 @@ std::string Usage() {
   absl::StrAppend(
       &out,
       "  -X key=value              any librdkafka property (repeatable)\n"
+      "  -F FILE                   librdkafka properties from a file, key=value per "
+      "line\n"
+      "                            (also --kafka-config FILE, OUTBOX_KAFKA_CONFIG)\n"
+      "  OUTBOX_KAFKA_<NAME>=value a librdkafka property from the environment:\n"
+      "                            OUTBOX_KAFKA_SASL_PASSWORD sets sasl.password.\n"
+      "                            -X wins over the environment, which wins over -F\n"
       "  --help                    this text\n"
       "  --version                 the publisher's, librdkafka's and libpq's versions\n"
       "  --check                   run the pre-flight checks against PostgreSQL and "
@@ -509,7 +580,8 @@ std::vector<Field> DescribeConfig(const Config& c) {
       {"on-error", std::string(c.on_error == OnError::kHalt ? "halt" : "dead-letter")},
       {"dead-letter-topic", c.dead_letter_topic},
       {"status-interval", absl::FormatDuration(c.status_interval)},
-      {"stats-interval", absl::FormatDuration(c.stats_interval)},
+      {"log-stats-every", absl::FormatDuration(c.stats_interval)},
+      {"kafka-config", c.kafka_config},
       {"metrics-port", int64_t{c.metrics_port}},
       {"metrics-address", c.metrics_address},
       {"max-retained-wal", c.max_retained_wal},
@@ -526,8 +598,7 @@ std::vector<Field> DescribeConfig(const Config& c) {
       {"log-level", std::string(LogLevelName(c.log_level))},
   };
   for (const auto& [k, v] : c.kafka_properties) {
-    f.push_back(
-        {absl::StrCat("X.", k), IsSecretProperty(k) ? std::string("********") : v});
+    f.push_back({absl::StrCat("X.", k), ShownPropertyValue(k, v)});
   }
   return f;
 }

@@ -1,6 +1,7 @@
 // The publisher's configuration: the flags of SPEC.md, each also settable through
-// OUTBOX_<FLAG> in the environment (flags win), and -X key=value passed to
-// librdkafka. Parsing is pure: the caller supplies argv and an environment lookup.
+// OUTBOX_<FLAG> in the environment (flags win), and librdkafka properties from
+// -F FILE, OUTBOX_KAFKA_<NAME> and -X key=value (common/kafka_properties.h).
+// Parsing is pure: the caller supplies argv, the environment and a file reader.
 // Every rejection is kInvalidArgument with one sentence naming the value and what
 // is accepted; main() turns it into exit code 2.
 #ifndef PUBLISHER_PROGRAM_CONFIG_H_
@@ -15,6 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/kafka_properties.h"
 #include "common/log.h"
 #include "publisher/mapping/columns.h"
 #include "publisher/recovery/slot_plan.h"
@@ -41,7 +43,10 @@ struct Config {
   std::string brokers = "localhost:9092";
   std::string topic = "outbox.event.{aggregate_type}";
   ColumnMapping columns;
-  std::vector<std::pair<std::string, std::string>> kafka_properties;  // -X, in order.
+  // Kafka client properties, merged from -F/--kafka-config, OUTBOX_KAFKA_* and -X
+  // (README.md, "Kafka client properties"): each key once, the winning value.
+  KafkaProperties kafka_properties;
+  std::string kafka_config;  // -F FILE; "" = none.
   int64_t max_in_flight = 20000;
   int64_t max_in_flight_bytes = 16777216;  // 16 MiB
   OnError on_error = OnError::kHalt;
@@ -69,6 +74,8 @@ struct Config {
   bool help = false;
   bool version = false;  // --version: print the versions and exit 0.
   bool check = false;    // --check: run the pre-flight checks and exit.
+  // Deprecated flags that were used, one sentence each, for main() to log.
+  std::vector<std::string> warnings;
 };
 
 // --transactional-id, or its default outbox-publisher.{slot}.
@@ -80,21 +87,16 @@ std::optional<TableName> StateTable(const Config& config);
 // GB, TB, 1024-based as in PostgreSQL; KiB, MiB, GiB, TiB also accepted).
 [[nodiscard]] absl::StatusOr<int64_t> ParseByteSize(absl::string_view text);
 
-using EnvLookup = std::function<std::optional<std::string>(const std::string& name)>;
-
 // Parses `args` (argv without the program name) over the environment.
 [[nodiscard]] absl::StatusOr<Config> ParseConfig(const std::vector<std::string>& args,
-                                                 const EnvLookup& env);
+                                                 const Environment& env);
 
 // The --help text.
 std::string Usage();
 
 // The effective configuration as log fields, with secrets redacted (the password
-// in --pg, and -X properties whose name says password, secret or key).
+// in --pg, and Kafka properties that hold one: IsSecretProperty).
 std::vector<Field> DescribeConfig(const Config& config);
-
-// Whether -X property `key` holds a secret (its name says password, secret or key).
-bool IsSecretProperty(absl::string_view key);
 
 }  // namespace publisher
 

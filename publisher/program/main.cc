@@ -20,6 +20,7 @@
 #include "publisher/postgres/catalog_watcher.h"
 #include "publisher/postgres/pg_session.h"
 #include "publisher/program/check.h"
+#include "common/process_environment.h"
 #include "publisher/program/config.h"
 #include "publisher/program/options.h"
 #include "publisher/program/versions.h"
@@ -56,10 +57,7 @@ int Fail(Logger& log, int code, absl::string_view what, const absl::Status& stat
 
 int Main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  absl::StatusOr<Config> config = ParseConfig(args, [](const std::string& name) {
-    const char* v = std::getenv(name.c_str());
-    return v == nullptr ? std::nullopt : std::optional<std::string>(v);
-  });
+  absl::StatusOr<Config> config = ParseConfig(args, ProcessEnvironment());
   if (!config.ok()) {
     Logger log(LogFormat::kJson, LogLevel::kInfo);
     return Fail(log, kExitConfig, "invalid configuration", config.status());
@@ -77,6 +75,7 @@ int Main(int argc, char** argv) {
   std::vector<Field> fields = VersionFields();
   for (Field& f : DescribeConfig(*config)) fields.push_back(std::move(f));
   log.Info("starting outbox-publisher", fields);
+  for (const std::string& warning : config->warnings) log.Warn(warning);
   InstallSignalHandlers();
 
   std::vector<std::pair<std::string, std::string>> info;

@@ -166,7 +166,7 @@ class Publishers {
                                      brokers_,
                                      "--status-interval",
                                      "1s",
-                                     "--stats-interval",
+                                     "--log-stats-every",
                                      "5s",
                                      "--max-in-flight",
                                      "20000",

@@ -111,7 +111,7 @@ class PublisherTest : public ::testing::Test {
                                      "outbox,outbox_bin",
                                      "--status-interval",
                                      "500ms",
-                                     "--stats-interval",
+                                     "--log-stats-every",
                                      "1s",
                                      "-X",
                                      "reconnect.backoff.max.ms=500"};

@@ -10,17 +10,28 @@ namespace {
 
 using ::testing::HasSubstr;
 
-EnvLookup Env(std::map<std::string, std::string> vars = {}) {
-  return [vars](const std::string& name) -> std::optional<std::string> {
+// An environment of `vars` and of readable `files` (path -> text).
+Environment Env(std::map<std::string, std::string> vars = {},
+                std::map<std::string, std::string> files = {}) {
+  Environment env;
+  env.lookup = [vars](const std::string& name) -> std::optional<std::string> {
     auto it = vars.find(name);
     if (it == vars.end()) return std::nullopt;
     return it->second;
   };
+  for (const auto& [name, value] : vars) env.names.push_back(name);
+  env.read_file = [files](const std::string& path) -> absl::StatusOr<std::string> {
+    auto it = files.find(path);
+    if (it == files.end()) return absl::NotFoundError("No such file or directory");
+    return it->second;
+  };
+  return env;
 }
 
 absl::StatusOr<Config> Parse(std::vector<std::string> args,
-                             std::map<std::string, std::string> env = {}) {
-  return ParseConfig(args, Env(env));
+                             std::map<std::string, std::string> env = {},
+                             std::map<std::string, std::string> files = {}) {
+  return ParseConfig(args, Env(env, files));
 }
 
 TEST(ConfigTest, DefaultsMatchTheSpec) {
@@ -183,7 +194,7 @@ TEST(ConfigTest, EveryFlagInBothSpellings) {
                                     "dlq",
                                     "--status-interval",
                                     "500ms",
-                                    "--stats-interval",
+                                    "--log-stats-every",
                                     "1m",
                                     "--log-format",
                                     "text",
@@ -270,7 +281,12 @@ TEST(ConfigTest, BadValuesNameTheValueAndWhatIsAccepted) {
       {{"--max-in-flight", "ten"}, {}, "expected a positive integer"},
       {{"--max-in-flight-bytes", "100"}, {}, "expected at least 1024"},
       {{"--status-interval", "10"}, {}, "expected a positive duration"},
-      {{"--stats-interval", "-1s"}, {}, "expected a positive duration"},
+      {{"--log-stats-every", "-1s"}, {}, "expected a positive duration"},
+      {{"--stats-interval", "0s"}, {}, "expected a positive duration"},
+      {{"-F"}, {}, "expected -F FILE"},
+      {{"-F", "/etc/missing.properties"},
+       {},
+       "cannot read the Kafka properties file /etc/missing.properties"},
       {{"--on-error", "ignore"}, {}, "expected halt or dead-letter"},
       {{"--log-format", "xml"}, {}, "expected json or text"},
       {{"--log-level", "loud"}, {}, "expected debug, info, warn or error"},
@@ -307,6 +323,121 @@ TEST(ConfigTest, DescriptionRedactsSecrets) {
   EXPECT_THAT(all, HasSubstr("X.sasl.password=********"));
   EXPECT_THAT(all, HasSubstr("X.linger.ms=5"));
   EXPECT_THAT(all, HasSubstr("slot=outbox_publisher"));
+}
+
+TEST(ConfigTest, StatsIntervalIsADeprecatedAliasThatWarns) {
+  Config c = *Parse({"--stats-interval", "2m"});
+  EXPECT_EQ(c.stats_interval, absl::Minutes(2));
+  ASSERT_EQ(c.warnings.size(), 1u);
+  EXPECT_THAT(c.warnings[0], HasSubstr("--log-stats-every"));
+  Config from_env = *Parse({}, {{"OUTBOX_STATS_INTERVAL", "3m"}});
+  EXPECT_EQ(from_env.stats_interval, absl::Minutes(3));
+  EXPECT_EQ(from_env.warnings.size(), 1u);
+  Config current = *Parse({"--log-stats-every", "4m"}, {{"OUTBOX_LOG_STATS_EVERY", "5m"}});
+  EXPECT_EQ(current.stats_interval, absl::Minutes(4));
+  EXPECT_TRUE(current.warnings.empty());
+  EXPECT_THAT(Usage(), HasSubstr("--log-stats-every"));
+}
+
+using Properties = std::vector<std::pair<std::string, std::string>>;
+
+TEST(ConfigTest, KafkaPropertiesFromFileEnvironmentAndFlagsWithFlagsWinning) {
+  std::map<std::string, std::string> files = {
+      {"/run/kafka.properties",
+       "# credentials\n"
+       "security.protocol = SASL_PLAINTEXT\n"
+       "sasl.mechanism=PLAIN\n"
+       "sasl.username=from-file\n"
+       "\n"
+       "! another comment\n"
+       "sasl.password=file=secret\n"
+       "linger.ms=7\n"}};
+  std::map<std::string, std::string> env = {{"OUTBOX_KAFKA_SASL_USERNAME", "from-env"},
+                                            {"OUTBOX_KAFKA_LINGER_MS", "8"},
+                                            {"OUTBOX_SLOT", "s"}};
+  absl::StatusOr<Config> c =
+      Parse({"-F", "/run/kafka.properties", "-X", "linger.ms=9"}, env, files);
+  ASSERT_TRUE(c.ok()) << c.status();
+  // Each key once, where it first appeared; the environment beats the file, -X both.
+  EXPECT_THAT(c->kafka_properties,
+              ::testing::ElementsAre(
+                  std::pair<std::string, std::string>{"security.protocol", "SASL_PLAINTEXT"},
+                  std::pair<std::string, std::string>{"sasl.mechanism", "PLAIN"},
+                  std::pair<std::string, std::string>{"sasl.username", "from-env"},
+                  std::pair<std::string, std::string>{"sasl.password", "file=secret"},
+                  std::pair<std::string, std::string>{"linger.ms", "9"}));
+  // The file also by --kafka-config and OUTBOX_KAFKA_CONFIG (which is no property).
+  absl::StatusOr<Config> by_env =
+      Parse({}, {{"OUTBOX_KAFKA_CONFIG", "/run/kafka.properties"}}, files);
+  ASSERT_TRUE(by_env.ok()) << by_env.status();
+  EXPECT_EQ(by_env->kafka_config, "/run/kafka.properties");
+  EXPECT_EQ(by_env->kafka_properties.size(), 5u);
+  EXPECT_EQ(Parse({"--kafka-config", "/run/kafka.properties"}, {}, files)
+                ->kafka_properties.size(),
+            5u);
+  absl::StatusOr<Config> bad = Parse({"-F", "/bad"}, {}, {{"/bad", "a=1\nnovalue\n"}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("/bad:2: expected key=value"));
+}
+
+TEST(ConfigTest, SettingsThatVoidAGuaranteeAreRefusedNamingIt) {
+  struct Case {
+    std::vector<std::string> args;
+    std::map<std::string, std::string> env;
+    std::string guarantee;
+  };
+  std::vector<Case> cases = {
+      {{"-X", "enable.idempotence=false", "-X", "acks=1"}, {}, "guarantee 4"},
+      {{"-X", "enable.idempotence=false", "-X", "acks=1"}, {}, "guarantees 1 and 2"},
+      {{"-X", "enable.idempotence=0"}, {}, "guarantee 4"},
+      {{}, {{"OUTBOX_KAFKA_ENABLE_IDEMPOTENCE", "false"}}, "guarantee 4"},
+      {{"-X", "acks=0"}, {}, "guarantees 1 and 2"},
+      {{"-X", "request.required.acks=1"}, {}, "guarantees 1 and 2"},
+      {{"-X", "max.in.flight.requests.per.connection=6"}, {}, "guarantee 4"},
+      {{"-X", "max.in.flight=100"}, {}, "guarantee 4"},
+      {{"-X", "retries=0"}, {}, "guarantee 4"},
+      {{"-X", "queuing.strategy=lifo"}, {}, "guarantee 4"},
+      {{"-X", "partitioner=random"}, {}, "guarantee 4"},
+      {{"-X", "delivery.report.only.error=true"}, {}, "guarantees 2 and 7"},
+      {{"-X", "transactional.id=x"}, {}, "--transactional-id"},
+  };
+  for (const Case& bad : cases) {
+    absl::StatusOr<Config> c = Parse(bad.args, bad.env);
+    ASSERT_FALSE(c.ok()) << ::testing::PrintToString(bad.args);
+    EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(c.status().message(), HasSubstr("Kafka property refused"));
+    EXPECT_THAT(c.status().message(), HasSubstr(bad.guarantee))
+        << ::testing::PrintToString(bad.args);
+  }
+  // What keeps the guarantees is accepted, including a -X that overrides an unsafe
+  // value from the environment.
+  for (const std::vector<std::string>& ok :
+       std::vector<std::vector<std::string>>{{"-X", "acks=all"},
+                                             {"-X", "acks=-1"},
+                                             {"-X", "enable.idempotence=true"},
+                                             {"-X", "max.in.flight.requests.per.connection=5"},
+                                             {"-X", "partitioner=murmur2_random"},
+                                             {"-X", "retries=10"}}) {
+    EXPECT_TRUE(Parse(ok).ok()) << ::testing::PrintToString(ok);
+  }
+  EXPECT_TRUE(Parse({"-X", "acks=all"}, {{"OUTBOX_KAFKA_ACKS", "1"}}).ok());
+}
+
+TEST(ConfigTest, SecretsFromTheEnvironmentOrAFileAreRedacted) {
+  absl::StatusOr<Config> c =
+      Parse({"-F", "/k"}, {{"OUTBOX_KAFKA_SASL_PASSWORD", "env-s3cret"}},
+            {{"/k", "sasl.jaas.config=org.apache.kafka.PlainLoginModule password=pl41n\n"
+                    "ssl.key.pem=PEMDATA\n"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  std::string all;
+  for (const auto& [k, v] : DescribeConfig(*c)) {
+    std::visit([&](const auto& x) { all += k + "=" + absl::StrCat(x) + ";"; }, v);
+  }
+  for (const char* secret : {"env-s3cret", "pl41n", "PEMDATA"}) {
+    EXPECT_THAT(all, ::testing::Not(HasSubstr(secret)));
+  }
+  EXPECT_THAT(all, HasSubstr("X.sasl.password=********"));
+  EXPECT_THAT(all, HasSubstr("kafka-config=/k"));
 }
 
 }  // namespace
