@@ -5,8 +5,12 @@
 //       [--group paid-orders] [--topic outbox.event.order[,...]]
 //       [--dead-letter-topic paid-orders.dead-letter]
 //       [--processed-table processed_messages] [--retention 168h]
-//       [--max-attempts 10] [--stats-interval 10s] [--log-format json|text]
-//       [-X librdkafka.property=value ...]
+//       [--max-attempts 10] [--log-stats-every 10s] [--log-format json|text]
+//       [-F FILE] [-X librdkafka.property=value ...]
+//
+// Kafka client properties come from -F FILE (or OUTBOX_KAFKA_CONFIG), then
+// OUTBOX_KAFKA_<NAME> variables, then -X, the later winning, as for the publisher
+// (common/kafka_properties.h): credentials stay off the command line.
 //
 // SIGTERM or SIGINT stops it cleanly: offsets of applied events are committed and
 // the group rebalances at once.
@@ -21,6 +25,9 @@
 #include "consumer/kafka/kafka_source.h"
 #include "consumer/outbox_consumer.h"
 #include "consumer/postgres/pg_database.h"
+#include "consumer/unsafe_properties.h"
+#include "common/kafka_properties.h"
+#include "common/process_environment.h"
 
 namespace {
 
@@ -34,15 +41,20 @@ struct Flags {
   absl::Duration retention = absl::Hours(24 * 7);
   absl::Duration stats_interval = absl::Seconds(10);
   int max_attempts = 10;
-  std::vector<std::pair<std::string, std::string>> properties;
+  std::string kafka_config;  // -F FILE.
+  publisher::KafkaProperties command_line;  // -X, in order.
+  std::vector<std::string> warnings;  // Deprecated flags used.
 };
 
 int Usage(const std::string& why) {
   std::cerr << "outbox-paid-orders: " << why
             << "\nusage: outbox-paid-orders --pg CONNINFO --brokers HOST:PORT [--group G]"
                " [--topic T[,T...]] [--dead-letter-topic T] [--processed-table NAME]"
-               " [--retention DURATION] [--max-attempts N] [--stats-interval DURATION]"
-               " [--log-format json|text] [-X property=value ...]\n";
+               " [--retention DURATION] [--max-attempts N] [--log-stats-every DURATION]"
+               " [--log-format json|text] [-F FILE] [-X property=value ...]\n"
+               "Kafka properties also come from OUTBOX_KAFKA_<NAME> (sasl.password:"
+               " OUTBOX_KAFKA_SASL_PASSWORD) and OUTBOX_KAFKA_CONFIG=FILE;"
+               " -X wins over the environment, which wins over the file.\n";
   return 2;
 }
 
@@ -69,8 +81,13 @@ std::string Parse(int argc, char** argv, Flags& f) {
       f.log_format = v;
     } else if (a == "--retention") {
       if (!absl::ParseDuration(v, &f.retention)) return "bad --retention " + v;
-    } else if (a == "--stats-interval") {
-      if (!absl::ParseDuration(v, &f.stats_interval)) return "bad --stats-interval " + v;
+    } else if (a == "--log-stats-every" || a == "--stats-interval") {
+      if (!absl::ParseDuration(v, &f.stats_interval)) return "bad " + a + " " + v;
+      if (a == "--stats-interval") {
+        f.warnings.push_back("--stats-interval is deprecated: it is --log-stats-every");
+      }
+    } else if (a == "-F") {
+      f.kafka_config = v;
     } else if (a == "--max-attempts") {
       if (!absl::SimpleAtoi(v, &f.max_attempts) || f.max_attempts < 1) {
         return "bad --max-attempts " + v;
@@ -78,12 +95,16 @@ std::string Parse(int argc, char** argv, Flags& f) {
     } else if (a == "-X") {
       std::pair<std::string, std::string> kv = absl::StrSplit(v, absl::MaxSplits('=', 1));
       if (kv.second.empty()) return "-X needs property=value, not " + v;
-      f.properties.push_back(kv);
+      f.command_line.push_back(kv);
     } else {
       return "unknown flag " + a;
     }
   }
   if (f.pg.empty() || f.brokers.empty()) return "--pg and --brokers are required";
+  if (f.kafka_config.empty()) {
+    f.kafka_config = publisher::ProcessEnvironment().lookup(publisher::kKafkaConfigEnv)
+                         .value_or("");
+  }
   return "";
 }
 
@@ -97,9 +118,18 @@ int Fail(publisher::Logger& log, const absl::Status& s, const char* what) {
 int main(int argc, char** argv) {
   Flags f;
   if (std::string why = Parse(argc, argv, f); !why.empty()) return Usage(why);
+  absl::StatusOr<publisher::KafkaProperties> properties = publisher::GatherKafkaProperties(
+      f.kafka_config, publisher::ProcessEnvironment(), f.command_line);
+  if (properties.ok()) {
+    if (absl::Status s = consumer::RefuseUnsafeProperties(*properties); !s.ok()) {
+      properties = s;
+    }
+  }
+  if (!properties.ok()) return Usage(std::string(properties.status().message()));
   publisher::Logger log(
       f.log_format == "json" ? publisher::LogFormat::kJson : publisher::LogFormat::kText,
       publisher::LogLevel::kInfo);
+  for (const std::string& warning : f.warnings) log.Warn(warning);
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGINT, OnSignal);
 
@@ -116,10 +146,12 @@ int main(int argc, char** argv) {
   source_options.brokers = f.brokers;
   source_options.group = f.group;
   source_options.topics = absl::StrSplit(f.topics, ',', absl::SkipEmpty());
-  source_options.properties = f.properties;
+  source_options.properties = *properties;
   auto source = consumer::KafkaSource::Create(source_options, log);
   if (!source.ok()) return Fail(log, source.status(), "cannot start the Kafka consumer");
-  auto dead_letters = consumer::KafkaDeadLetters::Create(f.brokers, f.dead_letter_topic);
+  // The same properties (credentials above all) for the dead-letter producer.
+  auto dead_letters =
+      consumer::KafkaDeadLetters::Create(f.brokers, f.dead_letter_topic, *properties);
   if (!dead_letters.ok()) {
     return Fail(log, dead_letters.status(), "cannot start the dead-letter producer");
   }
