@@ -128,9 +128,12 @@ absl::StatusOr<KafkaSink::ClusterMetadata> KafkaSink::ReadMetadata(absl::Duratio
                         static_cast<int>(absl::ToInt64Milliseconds(timeout)));
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     if (md != nullptr) rd_kafka_metadata_destroy(md);
-    return absl::UnavailableError(absl::StrCat("no Kafka broker answered within ",
-                                               absl::FormatDuration(timeout), ": ",
-                                               rd_kafka_err2str(err)));
+    rd_kafka_poll(rk_, 0);  // Serves the queued error callbacks (OnError).
+    return absl::UnavailableError(absl::StrCat(
+        "no Kafka broker answered within ", absl::FormatDuration(timeout), ": ",
+        rd_kafka_err2str(err),
+        last_error_.empty() ? "" : absl::StrCat(" (the client's latest error: ",
+                                                last_error_, ")")));
   }
   ClusterMetadata out;
   out.brokers = md->broker_cnt;
@@ -238,6 +241,8 @@ void ReportLibrdkafkaError(rd_kafka_t* rk, int err, const char* reason, Logger& 
 
 void KafkaSink::OnError(rd_kafka_t* rk, int err, const char* reason, void* opaque) {
   auto* self = static_cast<KafkaSink*>(opaque);
+  self->last_error_ =
+      absl::StrCat(rd_kafka_err2name(static_cast<rd_kafka_resp_err_t>(err)), ": ", reason);
   ReportLibrdkafkaError(rk, err, reason, self->logger_, self->metrics_);
 }
 

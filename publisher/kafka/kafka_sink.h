@@ -57,7 +57,8 @@ class KafkaSink : public Sink {
 
   // The brokers the cluster reports and, with `all_topics`, every topic it has (a
   // request for all topics never creates one). kUnavailable when no broker answers
-  // by `timeout`.
+  // by `timeout`, with the client's latest error (a refused SASL login, say). Call
+  // it before producing: it serves the error callbacks.
   struct ClusterMetadata {
     int brokers = 0;
     std::vector<std::string> topics;
@@ -83,6 +84,7 @@ class KafkaSink : public Sink {
 
   Logger& logger_;
   Metrics* metrics_ = nullptr;
+  std::string last_error_;  // The latest error callback's, "" = none yet.
   rd_kafka_t* rk_ = nullptr;
   TopicHandles topics_;
   const std::function<void(Delivery)>* on_delivery_ = nullptr;  // During Poll only.

@@ -34,7 +34,8 @@ absl::StatusOr<Client> NewClient(const std::string& bootstrap) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<KafkaCluster>> KafkaCluster::Start(
-    int brokers, const std::vector<std::pair<int, int>>& external, Jvm jvm) {
+    int brokers, const std::vector<std::pair<int, int>>& external, Jvm jvm,
+    const std::string& sasl_plain) {
   std::string command = absl::StrCat(HarnessPath("kafka_cluster.sh"), " start --owner ",
                                      getpid(), " --brokers ", brokers, " --jvm ",
                                      jvm == Jvm::kAsShipped ? "as-shipped" : "small");
@@ -44,6 +45,7 @@ absl::StatusOr<std::unique_ptr<KafkaCluster>> KafkaCluster::Start(
                       absl::StrAppend(out, p.first, ":", p.second);
                     }));
   }
+  if (!sasl_plain.empty()) absl::StrAppend(&command, " --sasl-plain ", sasl_plain);
   absl::StatusOr<std::string> out = RunCommand(command);
   if (!out.ok()) return out.status();
   std::string dir = OutputValue(*out, "KAFKA_CLUSTER_DIR");
@@ -52,6 +54,7 @@ absl::StatusOr<std::unique_ptr<KafkaCluster>> KafkaCluster::Start(
     return absl::InternalError("unexpected kafka_cluster.sh output: " + *out);
   std::unique_ptr<KafkaCluster> cluster(new KafkaCluster(dir, bootstrap, brokers));
   cluster->external_bootstrap_ = OutputValue(*out, "KAFKA_EXTERNAL_BOOTSTRAP");
+  cluster->sasl_bootstrap_ = OutputValue(*out, "KAFKA_SASL_BOOTSTRAP");
   return cluster;
 }
 

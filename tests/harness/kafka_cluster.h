@@ -25,15 +25,19 @@ class KafkaCluster {
   // `jvm`: kSmall for tests (small heaps, the serial collector); kAsShipped for
   // benchmarks (the heap and G1 settings of Kafka's own start scripts).
   enum class Jvm { kSmall, kAsShipped };
+  // `sasl_plain` "USER:PASSWORD": every broker also takes SASL/PLAIN clients of
+  // that one account, at sasl_bootstrap().
   static absl::StatusOr<std::unique_ptr<KafkaCluster>> Start(
       int brokers, const std::vector<std::pair<int, int>>& external = {},
-      Jvm jvm = Jvm::kSmall);
+      Jvm jvm = Jvm::kSmall, const std::string& sasl_plain = "");
   ~KafkaCluster();
 
   const std::string& bootstrap() const { return bootstrap_; }
   // Through the advertised ports of `external` ("" without): a client that
   // bootstraps here reaches every broker through the proxies.
   const std::string& external_bootstrap() const { return external_bootstrap_; }
+  // The SASL_PLAINTEXT listeners ("" without sasl_plain).
+  const std::string& sasl_bootstrap() const { return sasl_bootstrap_; }
   const std::string& dir() const { return dir_; }
   int brokers() const { return brokers_; }
 
@@ -66,6 +70,7 @@ class KafkaCluster {
   std::string dir_;
   std::string bootstrap_;
   std::string external_bootstrap_;
+  std::string sasl_bootstrap_;
   int brokers_;
 };
 

@@ -5,7 +5,7 @@
 # JVM per node, each node both broker and controller, on free loopback ports.
 #
 #   kafka_cluster.sh start --owner PID [--brokers N] [--external L1:A1,L2:A2,...]
-#                          [--jvm small|as-shipped]
+#                          [--sasl-plain USER:PASSWORD] [--jvm small|as-shipped]
 #       formats and starts N nodes (default 1; 3 for replication tests), waits until
 #       the cluster serves metadata with every broker, and prints on stdout:
 #         KAFKA_CLUSTER_DIR=... KAFKA_BOOTSTRAP=127.0.0.1:P1,...
@@ -14,6 +14,9 @@
 #       blackhole-proxy) then carries every connection of a client that bootstraps
 #       from KAFKA_EXTERNAL_BOOTSTRAP=127.0.0.1:A1,..., while the harness's own tools
 #       keep the direct PLAINTEXT listener.
+#       --sasl-plain USER:PASSWORD gives every node a third client listener, SASL,
+#       that takes SASL/PLAIN (SASL_PLAINTEXT) with that one user, printed as
+#       KAFKA_SASL_BOOTSTRAP=127.0.0.1:S1,... (for the credentials' tests).
 #       --jvm small (the default, for tests): see the sizing below. --jvm as-shipped
 #       (for benchmarks): the heap and collector that Kafka's own
 #       kafka-server-start.sh and kafka-run-class.sh give a broker, 1 GiB and G1
@@ -110,13 +113,14 @@ cmd_stop() {
 }
 
 cmd_start() {
-  local owner="" n=1 external="" jvm
+  local owner="" n=1 external="" sasl="" jvm
   jvm="${KAFKA_HEAP:--Xms128m -Xmx512m} -XX:+UseSerialGC"
   while [ $# -gt 0 ]; do
     case "$1" in
       --owner) owner=$2; shift 2 ;;
       --brokers) n=$2; shift 2 ;;
       --external) external=$2; shift 2 ;;
+      --sasl-plain) sasl=$2; shift 2 ;;
       --jvm)
         case "$2" in
           small) ;;
@@ -198,6 +202,17 @@ LOG
       listeners+=",EXTERNAL://127.0.0.1:${listen[$i]}"
       advertise+=",EXTERNAL://127.0.0.1:${advertised[$i]}"
     fi
+    local sasl_properties=""
+    if [ -n "$sasl" ]; then
+      local sport user=${sasl%%:*} password=${sasl#*:}
+      sport=$(free_port)
+      echo "$sport" >"$dir/node$i/sasl_port"
+      listeners+=",SASL://127.0.0.1:$sport"
+      advertise+=",SASL://127.0.0.1:$sport"
+      # The broker's side of PLAIN: user_NAME="PASSWORD" is an account.
+      sasl_properties="sasl.enabled.mechanisms=PLAIN
+listener.name.sasl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username=\"$user\" password=\"$password\" user_$user=\"$password\";"
+    fi
     cat >"$dir/node$i/server.properties" <<PROPS
 process.roles=broker,controller
 node.id=$i
@@ -206,7 +221,8 @@ listeners=$listeners
 advertised.listeners=$advertise
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,EXTERNAL:PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,EXTERNAL:PLAINTEXT,SASL:SASL_PLAINTEXT
+$sasl_properties
 log.dirs=$dir/node$i/data
 num.partitions=4
 default.replication.factor=$rf
@@ -250,6 +266,13 @@ KAFKA_CLUSTER_DIR=$dir
 KAFKA_BOOTSTRAP=$(bootstrap "$dir")
 OUT
   [ -z "$external_bootstrap" ] || echo "KAFKA_EXTERNAL_BOOTSTRAP=$external_bootstrap"
+  if [ -n "$sasl" ]; then
+    local sasl_bootstrap=""
+    for i in $(seq 1 "$n"); do
+      sasl_bootstrap+="${sasl_bootstrap:+,}127.0.0.1:$(cat "$dir/node$i/sasl_port")"
+    done
+    echo "KAFKA_SASL_BOOTSTRAP=$sasl_bootstrap"
+  fi
 }
 
 # Waits (up to 10 s) until a killed node's process is gone.

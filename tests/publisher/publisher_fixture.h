@@ -120,8 +120,15 @@ class PublisherTest : public ::testing::Test {
     return argv;
   }
 
-  std::unique_ptr<Process> StartPublisher(std::vector<std::string> extra = {}) {
+  // `env`: NAME=value settings for the publisher's environment (through env(1),
+  // so they stay off the publisher's own command line).
+  std::unique_ptr<Process> StartPublisher(std::vector<std::string> extra = {},
+                                          std::vector<std::string> env = {}) {
     std::vector<std::string> argv = PublisherArgv(extra);
+    if (!env.empty()) {
+      env.insert(env.begin(), "/usr/bin/env");
+      argv.insert(argv.begin(), env.begin(), env.end());
+    }
     auto p = ValueOrDie(Process::Start(argv, log_path_));
     EXPECT_TRUE(WaitFor(
         [&] {

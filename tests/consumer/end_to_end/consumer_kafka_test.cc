@@ -99,7 +99,7 @@ class ConsumerKafkaTest : public PublisherTest {
                                      topic_,
                                      "--dead-letter-topic",
                                      DeadLetterTopic(),
-                                     "--stats-interval",
+                                     "--log-stats-every",
                                      "1s",
                                      "-X",
                                      "session.timeout.ms=6000",

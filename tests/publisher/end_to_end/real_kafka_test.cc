@@ -9,7 +9,9 @@
 #include <signal.h>
 
 #include <atomic>
+#include <fstream>
 #include <map>
+#include <tuple>
 #include <set>
 #include <thread>
 
@@ -32,6 +34,9 @@ using testing_harness::HttpGet;
 using testing_harness::KafkaCluster;
 
 KafkaCluster* cluster = nullptr;  // Shared by every test; made by the Environment.
+// The one account of the cluster's SASL/PLAIN listeners.
+constexpr char kSaslUser[] = "outbox";
+constexpr char kSaslPassword[] = "pw-5e3cr3t-q7";
 // One blackhole-proxy in front of each broker's second listener: a publisher given
 // cluster->external_bootstrap() reaches the cluster only through these, so a test
 // can silence every path between it and the brokers.
@@ -53,7 +58,8 @@ class KafkaEnvironment : public ::testing::Environment {
       proxies.push_back(owned_proxies_.back().get());
       external.emplace_back(listen, owned_proxies_.back()->port());
     }
-    owned_ = ValueOrDie(KafkaCluster::Start(3, external));
+    owned_ = ValueOrDie(KafkaCluster::Start(3, external, KafkaCluster::Jvm::kSmall,
+                                            absl::StrCat(kSaslUser, ":", kSaslPassword)));
     cluster = owned_.get();
   }
   void TearDown() override {
@@ -109,9 +115,10 @@ class RealKafkaTest : public PublisherTest {
     for (BlackholeProxy* proxy : proxies) EXPECT_TRUE(proxy->Thaw().ok());
   }
 
-  std::unique_ptr<Process> Start(const std::vector<std::string>& extra = {}) {
+  std::unique_ptr<Process> Start(const std::vector<std::string>& extra = {},
+                                 const std::vector<std::string>& env = {}) {
     log_path_ = absl::StrCat(cluster_->dir(), "/publisher-", ++started_, ".log");
-    return StartPublisher(extra);
+    return StartPublisher(extra, env);
   }
 
   // Commits `transactions` transactions of 1 to 10 rows over 8 keys; each row's
@@ -591,6 +598,78 @@ TEST_P(KafkaBlackholeTest, SilentPathsToTheBrokersStallNothingAndConfirmNothingU
             << ": rows flowed again " << absl::FormatDuration(recovered)
             << " after the open connections went silent, and "
             << absl::FormatDuration(after_heal) << " after dead paths returned\n";
+}
+
+// Credentials kept off the command line: SASL/PLAIN from OUTBOX_KAFKA_* variables,
+// then from a properties file (-F), in both delivery modes, against brokers that
+// refuse anyone else. The rows arrive, and the password shows nowhere: not in the
+// log, not in --check's output, not in /metrics.
+TEST_F(RealKafkaTest, SaslCredentialsFromTheEnvironmentOrAFileWorkAndNeverShow) {
+  ASSERT_FALSE(cluster->sasl_bootstrap().empty());
+  publisher_brokers_ = cluster->sasl_bootstrap();
+  const std::vector<std::string> credentials = {
+      "OUTBOX_KAFKA_SECURITY_PROTOCOL=SASL_PLAINTEXT", "OUTBOX_KAFKA_SASL_MECHANISM=PLAIN",
+      absl::StrCat("OUTBOX_KAFKA_SASL_USERNAME=", kSaslUser),
+      absl::StrCat("OUTBOX_KAFKA_SASL_PASSWORD=", kSaslPassword)};
+  auto shows_no_secret = [](const std::string& text) {
+    return !absl::StrContains(text, kSaslPassword);
+  };
+
+  // 1. From the environment, at least once, with /metrics.
+  int metrics_port = testing_harness::FreeTcpPort();
+  publisher_ = Start({"--metrics-port", absl::StrCat(metrics_port)}, credentials);
+  Write(30);
+  std::vector<Event> events = ReadAll();
+  EXPECT_EQ(Lost(events), 0u);
+  std::pair<int, std::string> metrics = HttpGet(metrics_port, "/metrics");
+  EXPECT_EQ(metrics.first, 200);
+  EXPECT_TRUE(shows_no_secret(metrics.second));
+  publisher_->Signal(SIGTERM);
+  EXPECT_EQ(publisher_->Wait(absl::Seconds(60)), 0) << publisher_->Log();
+  EXPECT_THAT(publisher_->Log(), HasSubstr("\"X.sasl.password\":\"********\""));
+  EXPECT_TRUE(shows_no_secret(publisher_->Log())) << publisher_->Log();
+
+  // 2. From a properties file, exactly once; and --check with the same file.
+  const std::string file = absl::StrCat(cluster_->dir(), "/kafka.properties");
+  {
+    std::ofstream out(file);
+    out << "# SASL/PLAIN for the test cluster\n"
+        << "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
+        << "sasl.username=" << kSaslUser << "\nsasl.password=" << kSaslPassword << "\n";
+  }
+  std::vector<std::string> flags = {"-F", file};
+  flags.insert(flags.end(), kExactlyOnce.begin(), kExactlyOnce.end());
+  publisher_ = Start(flags);
+  Write(30);
+  events = ReadAll();
+  EXPECT_EQ(Lost(events), 0u);
+  publisher_->Signal(SIGTERM);
+  EXPECT_EQ(publisher_->Wait(absl::Seconds(60)), 0) << publisher_->Log();
+  EXPECT_TRUE(shows_no_secret(publisher_->Log())) << publisher_->Log();
+
+  auto check = [&](const std::vector<std::string>& extra,
+                   const std::vector<std::string>& env) {
+    std::vector<std::string> argv = PublisherArgv(extra);
+    argv.push_back("--check");
+    if (!env.empty()) {
+      argv.insert(argv.begin(), env.begin(), env.end());
+      argv.insert(argv.begin(), "/usr/bin/env");
+    }
+    std::string log = absl::StrCat(cluster_->dir(), "/check-", ++started_, ".log");
+    auto p = ValueOrDie(Process::Start(argv, log));
+    std::optional<int> code = p->Wait(absl::Seconds(120));
+    return std::make_pair(code.value_or(-1), p->Log());
+  };
+  auto [code, out] = check({"-F", file}, {});
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_TRUE(shows_no_secret(out)) << out;
+
+  // 3. The brokers do check the password: a wrong one (from the environment,
+  // which wins over the file) fails --check, and is not shown either.
+  std::tie(code, out) = check({"-F", file}, {"OUTBOX_KAFKA_SASL_PASSWORD=wrong-pw-x1"});
+  EXPECT_EQ(code, 2) << out;
+  EXPECT_THAT(out, HasSubstr("uthentication")) << out;
+  EXPECT_FALSE(absl::StrContains(out, "wrong-pw-x1")) << out;
 }
 
 INSTANTIATE_TEST_SUITE_P(BothDeliveryModes, KafkaBlackholeTest, ::testing::Bool(),
