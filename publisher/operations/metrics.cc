@@ -74,6 +74,11 @@ void Metrics::SetNotStreamingReason(std::string reason) {
   not_streaming_reason_ = std::move(reason);
 }
 
+void Metrics::SetMaxRetainedWal(int64_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  max_retained_wal_ = bytes;
+}
+
 void Metrics::SetSlotRetainedBytes(std::optional<int64_t> bytes) {
   std::lock_guard<std::mutex> lock(mu_);
   slot_retained_bytes_ = bytes;
@@ -175,6 +180,11 @@ std::string Metrics::RenderPrometheus(absl::Time now) const {
   if (slot_retained_bytes_) {
     Family(&out, "slot_retained_wal_bytes", "gauge",
            "WAL the replication slot keeps on the server's disk", *slot_retained_bytes_);
+  }
+  if (max_retained_wal_) {
+    Family(&out, "max_retained_wal_bytes", "gauge",
+           "--max-retained-wal: the slot retaining more is warned about",
+           *max_retained_wal_);
   }
   const LatencyHistogram& h = r.commit_to_ack;
   absl::StrAppend(&out, "# HELP ", kPrefix,

@@ -94,6 +94,8 @@ class Metrics {
   // Why the publisher is not streaming ("" once it streams again).
   void SetNotStreamingReason(std::string reason);
   void SetSlotRetainedBytes(std::optional<int64_t> bytes);
+  // --max-retained-wal, so an alert can compare the slot's WAL with it.
+  void SetMaxRetainedWal(int64_t bytes);
   // The latest error librdkafka reported (a broker down, a request timed out):
   // /healthz names it while acknowledgements stall. Any thread.
   void ReportKafkaError(std::string error, absl::Time at);
@@ -112,6 +114,7 @@ class Metrics {
   uint64_t kafka_committed_ = 0, kafka_aborted_ = 0;
   std::string not_streaming_reason_ = "starting";
   std::optional<int64_t> slot_retained_bytes_;
+  std::optional<int64_t> max_retained_wal_;
   std::string kafka_error_;
   absl::Time kafka_error_at_ = absl::InfinitePast();
 };

@@ -82,6 +82,7 @@ int Main(int argc, char** argv) {
   for (const auto& [k, v] : VersionFields())
     info.emplace_back(k, std::get<std::string>(v));
   Metrics metrics(std::move(info));
+  metrics.SetMaxRetainedWal(config->max_retained_wal);
   std::unique_ptr<MetricsServer> server;
   if (config->metrics_port != 0) {
     absl::StatusOr<std::unique_ptr<MetricsServer>> s =

@@ -57,6 +57,7 @@ TEST(MetricsTest, RendersEveryFamilyWithThePrefixAndTypes) {
   m.PublishRelay(r);
   m.CountReconnect();
   m.SetSlotRetainedBytes(4096);
+  m.SetMaxRetainedWal(8192);
   std::string t = m.RenderPrometheus(kNow);
 
   EXPECT_EQ(
@@ -81,6 +82,7 @@ TEST(MetricsTest, RendersEveryFamilyWithThePrefixAndTypes) {
   EXPECT_EQ(Sample(t, "outbox_publisher_lag_bytes"), "500");
   EXPECT_EQ(Sample(t, "outbox_publisher_oldest_unacked_age_seconds"), "2.5");
   EXPECT_EQ(Sample(t, "outbox_publisher_slot_retained_wal_bytes"), "4096");
+  EXPECT_EQ(Sample(t, "outbox_publisher_max_retained_wal_bytes"), "8192");
   EXPECT_EQ(Sample(t, "outbox_publisher_commit_to_ack_seconds_bucket{le=\"0.001\"}"),
             "0");
   EXPECT_EQ(Sample(t, "outbox_publisher_commit_to_ack_seconds_bucket{le=\"0.005\"}"),
