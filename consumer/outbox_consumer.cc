@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "consumer/apply_once.h"
+#include "consumer/consumer_metrics.h"
 #include "consumer/envelope_reader.h"
 
 namespace consumer {
@@ -59,6 +60,7 @@ absl::Status OutboxConsumer::Step() {
   now = clock_();
   MaybePrune(now);
   MaybeLogStats(now);
+  if (metrics_ != nullptr) metrics_->Publish(stats_, gate_.size(), now);
   return absl::OkStatus();
 }
 

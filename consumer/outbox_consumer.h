@@ -43,6 +43,8 @@
 
 namespace consumer {
 
+class ConsumerMetrics;
+
 struct ConsumerOptions {
   std::string group;  // For logs and dead-letter headers.
   RetryOptions retry;
@@ -80,6 +82,10 @@ class OutboxConsumer {
 
   const ConsumerStats& stats() const { return stats_; }
 
+  // Where each step's counters are published for /metrics; may be null. It must
+  // outlive the consumer.
+  void set_metrics(ConsumerMetrics* metrics) { metrics_ = metrics; }
+
  private:
   // Handles `r` (held before when `held` is true) to one of its outcomes.
   void Handle(const InboundRecord& r, bool held);
@@ -104,6 +110,7 @@ class OutboxConsumer {
   ConsumerStats stats_;
   absl::Time next_prune_;
   absl::Time next_stats_;
+  ConsumerMetrics* metrics_ = nullptr;
 };
 
 }  // namespace consumer

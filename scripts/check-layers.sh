@@ -13,7 +13,7 @@ cd "$root"
 library_shells='<librdkafka/|<libpq-fe\.h>|<libpq/|<httplib\.h>|"httplib\.h"'
 
 # Our shells: the folders named for the library they wrap (and the program).
-shell_folders='kafka/|cdc/postgres/|publisher/(kafka|postgres|http|program)/|consumer/(kafka|postgres|example)/'
+shell_folders='kafka/|http/|cdc/postgres/|publisher/(kafka|postgres|program)/|consumer/(kafka|postgres|example)/'
 
 # folder -> what its files may include of ours, as a regex over
 # the include path. Order: from the ground floor up.
@@ -30,14 +30,14 @@ declare -A allowed=(
   # Shells: the pure parts below them, and their own library.
   [cdc/postgres]='cdc/'
   [kafka]='common/|kafka/'
+  [http]='http/'
   [publisher/kafka]='cdc/|common/|kafka/|outbox/|publisher/(mapping|operations|delivery|kafka)/'
   [publisher/postgres]='cdc/|common/|outbox/|publisher/(mapping|operations|delivery|relay|recovery|postgres)/'
-  [publisher/http]='cdc/|common/|publisher/(operations|http)/'
   [consumer/kafka]='cdc/|common/|kafka/|outbox/|consumer/((failures|kafka)/)?[a-z_]+\.h'
   [consumer/postgres]='cdc/|common/|outbox/|consumer/((failures|postgres)/)?[a-z_]+\.h'
-  [consumer/example]='cdc/|common/|outbox/|consumer/'
+  [consumer/example]='cdc/|common/|http/|outbox/|consumer/'
   # The program wires everything.
-  [publisher/program]='cdc/|common/|kafka/|outbox/|publisher/'
+  [publisher/program]='cdc/|common/|http/|kafka/|outbox/|publisher/'
 )
 declare -A pure=([cdc]=1 [common]=1 [publisher/mapping]=1 [publisher/operations]=1
                  [publisher/delivery]=1 [publisher/relay]=1 [publisher/recovery]=1 [consumer]=1
@@ -45,7 +45,7 @@ declare -A pure=([cdc]=1 [common]=1 [publisher/mapping]=1 [publisher/operations]
 
 failed=0
 # Every folder of sources has its place in the rule.
-for dir in $(find cdc common kafka publisher consumer -name '*.h' -o -name '*.cc' |
+for dir in $(find cdc common http kafka publisher consumer -name '*.h' -o -name '*.cc' |
                xargs -n1 dirname | sort -u); do
   if [ -z "${allowed[$dir]:-}" ]; then
     echo "$dir: a folder of sources with no place in the include rule: add it to $0" >&2

@@ -6,6 +6,7 @@
 //       [--dead-letter-topic paid-orders.dead-letter]
 //       [--processed-table processed_messages] [--retention 168h]
 //       [--max-attempts 10] [--log-stats-every 10s] [--log-format json|text]
+//       [--metrics-port 0] [--metrics-address 127.0.0.1]
 //       [-F FILE] [-X librdkafka.property=value ...]
 //
 // Kafka client properties come from -F FILE (or OUTBOX_KAFKA_CONFIG), then
@@ -25,7 +26,9 @@
 #include "consumer/kafka/kafka_source.h"
 #include "consumer/outbox_consumer.h"
 #include "consumer/postgres/pg_database.h"
+#include "consumer/consumer_metrics.h"
 #include "consumer/unsafe_properties.h"
+#include "http/metrics_server.h"
 #include "common/kafka_properties.h"
 #include "common/process_environment.h"
 
@@ -41,6 +44,8 @@ struct Flags {
   absl::Duration retention = absl::Hours(24 * 7);
   absl::Duration stats_interval = absl::Seconds(10);
   int max_attempts = 10;
+  int metrics_port = 0;  // 0 = no /metrics.
+  std::string metrics_address = "127.0.0.1";
   std::string kafka_config;  // -F FILE.
   publisher::KafkaProperties command_line;  // -X, in order.
   std::vector<std::string> warnings;  // Deprecated flags used.
@@ -51,7 +56,8 @@ int Usage(const std::string& why) {
             << "\nusage: outbox-paid-orders --pg CONNINFO --brokers HOST:PORT [--group G]"
                " [--topic T[,T...]] [--dead-letter-topic T] [--processed-table NAME]"
                " [--retention DURATION] [--max-attempts N] [--log-stats-every DURATION]"
-               " [--log-format json|text] [-F FILE] [-X property=value ...]\n"
+               " [--log-format json|text] [--metrics-port P] [--metrics-address A]"
+               " [-F FILE] [-X property=value ...]\n"
                "Kafka properties also come from OUTBOX_KAFKA_<NAME> (sasl.password:"
                " OUTBOX_KAFKA_SASL_PASSWORD) and OUTBOX_KAFKA_CONFIG=FILE;"
                " -X wins over the environment, which wins over the file.\n";
@@ -86,6 +92,13 @@ std::string Parse(int argc, char** argv, Flags& f) {
       if (a == "--stats-interval") {
         f.warnings.push_back("--stats-interval is deprecated: it is --log-stats-every");
       }
+    } else if (a == "--metrics-port") {
+      if (!absl::SimpleAtoi(v, &f.metrics_port) || f.metrics_port < 0 ||
+          f.metrics_port > 65535) {
+        return "bad --metrics-port " + v + " (0-65535, 0 = off)";
+      }
+    } else if (a == "--metrics-address") {
+      f.metrics_address = v;
     } else if (a == "-F") {
       f.kafka_config = v;
     } else if (a == "--max-attempts") {
@@ -163,6 +176,17 @@ int main(int argc, char** argv) {
   options.stats_interval = f.stats_interval;
   consumer::OutboxConsumer c(**source, **db, table, **dead_letters, &paid_orders::Apply,
                              options, log);
+  consumer::ConsumerMetrics metrics;
+  std::unique_ptr<publisher::MetricsServer> server;
+  if (f.metrics_port != 0) {
+    c.set_metrics(&metrics);
+    auto started = publisher::MetricsServer::Start(
+        f.metrics_address, f.metrics_port,
+        {[&metrics] { return metrics.RenderPrometheus(absl::Now()); },
+         [&metrics] { return metrics.UnhealthyReason(absl::Now()); }});
+    if (!started.ok()) return Fail(log, started.status(), "cannot serve /metrics");
+    server = std::move(*started);
+  }
   log.Info("consuming", {{"group", f.group},
                          {"topics", f.topics},
                          {"dead_letter_topic", f.dead_letter_topic},

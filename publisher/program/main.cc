@@ -13,7 +13,6 @@
 
 #include "cdc/catalog_facts.h"
 #include "common/log.h"
-#include "publisher/http/metrics_server.h"
 #include "publisher/kafka/kafka_sink.h"
 #include "publisher/kafka/transactional_sink_factory.h"
 #include "publisher/operations/metrics.h"
@@ -21,6 +20,7 @@
 #include "publisher/postgres/pg_session.h"
 #include "publisher/program/check.h"
 #include "common/process_environment.h"
+#include "http/metrics_server.h"
 #include "publisher/program/config.h"
 #include "publisher/program/options.h"
 #include "publisher/program/versions.h"
@@ -86,7 +86,12 @@ int Main(int argc, char** argv) {
   std::unique_ptr<MetricsServer> server;
   if (config->metrics_port != 0) {
     absl::StatusOr<std::unique_ptr<MetricsServer>> s =
-        MetricsServer::Start(config->metrics_address, config->metrics_port, metrics);
+        MetricsServer::Start(config->metrics_address, config->metrics_port,
+                             {[&metrics] { return metrics.RenderPrometheus(absl::Now()); },
+                              [&metrics] {
+                                HealthVerdict v = metrics.Health(absl::Now());
+                                return v.ok ? std::string() : v.reason;
+                              }});
     if (!s.ok()) return Fail(log, kExitConfig, "cannot start", s.status());
     server = std::move(*s);
     log.Info("serving /metrics and /healthz", {{"address", config->metrics_address},

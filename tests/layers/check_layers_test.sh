@@ -14,7 +14,7 @@ trap 'rm -rf "$work"' EXIT
 
 fresh() {  # A copy of the tree in $work/tree.
   rm -rf "$work/tree" && mkdir "$work/tree"
-  cp -r "$root"/{cdc,common,kafka,publisher,consumer,proto} "$root"/CMakeLists.txt \
+  cp -r "$root"/{cdc,common,http,kafka,publisher,consumer,proto} "$root"/CMakeLists.txt \
     "$work/tree"/
 }
 plant() {  # plant FILE LINE: a fresh copy with LINE appended to FILE must fail.

@@ -1,19 +1,20 @@
 // MetricsServer: routes, binding and the serving thread.
-#include "publisher/http/metrics_server.h"
+#include "http/metrics_server.h"
 
 #include <httplib.h>
 #include <sys/socket.h>
 
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 
 namespace publisher {
 
 MetricsServer::MetricsServer() : server_(std::make_unique<httplib::Server>()) {}
 
 absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(
-    const std::string& address, int port, const Metrics& metrics) {
+    const std::string& address, int port, MetricsEndpoints endpoints) {
   std::unique_ptr<MetricsServer> s(new MetricsServer());
+  s->endpoints_ = std::move(endpoints);
+  const MetricsEndpoints& serve = s->endpoints_;
   httplib::Server& http = *s->server_;
   // Scrapes are rare and cheap: one worker instead of httplib's pool of eight.
   http.new_task_queue = [] { return new httplib::ThreadPool(1); };
@@ -25,14 +26,14 @@ absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(
   });
   http.set_read_timeout(5);
   http.set_write_timeout(5);
-  http.Get("/metrics", [&metrics](const httplib::Request&, httplib::Response& res) {
-    res.set_content(metrics.RenderPrometheus(absl::Now()),
-                    "text/plain; version=0.0.4; charset=utf-8");
+  http.Get("/metrics", [&serve](const httplib::Request&, httplib::Response& res) {
+    res.set_content(serve.metrics(), "text/plain; version=0.0.4; charset=utf-8");
   });
-  http.Get("/healthz", [&metrics](const httplib::Request&, httplib::Response& res) {
-    HealthVerdict v = metrics.Health(absl::Now());
-    res.status = v.ok ? 200 : 503;
-    res.set_content(v.reason + "\n", "text/plain; charset=utf-8");
+  http.Get("/healthz", [&serve](const httplib::Request&, httplib::Response& res) {
+    std::string reason = serve.unhealthy_reason();
+    res.status = reason.empty() ? 200 : 503;
+    res.set_content((reason.empty() ? std::string("ok") : reason) + "\n",
+                    "text/plain; charset=utf-8");
   });
   if (!http.bind_to_port(address, port)) {
     return absl::FailedPreconditionError(absl::StrCat(

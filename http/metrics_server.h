@@ -1,0 +1,51 @@
+// MetricsServer: the HTTP shell (cpp-httplib) both programs serve their numbers
+// through, on a thread of its own:
+//   GET /metrics  Prometheus text exposition format 0.0.4
+//   GET /healthz  200 "ok", or 503 with a one-line reason
+// It only calls the two functions it is given, which must be safe to call from its
+// thread (the publisher's Metrics and the consumer's take their own locks).
+#ifndef HTTP_METRICS_SERVER_H_
+#define HTTP_METRICS_SERVER_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/status/statusor.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace publisher {
+
+struct MetricsEndpoints {
+  std::function<std::string()> metrics;  // The /metrics page.
+  // /healthz: "" when healthy, else why not.
+  std::function<std::string()> unhealthy_reason;
+};
+
+class MetricsServer {
+ public:
+  // Binds `address`:`port` and starts serving. kFailedPrecondition when the
+  // address cannot be bound (in use, not local, not permitted).
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<MetricsServer>> Start(
+      const std::string& address, int port, MetricsEndpoints endpoints);
+
+  // Stops serving and joins the thread.
+  ~MetricsServer();
+  MetricsServer(const MetricsServer&) = delete;
+  MetricsServer& operator=(const MetricsServer&) = delete;
+
+ private:
+  MetricsServer();
+
+  MetricsEndpoints endpoints_;
+  std::unique_ptr<httplib::Server> server_;
+  std::thread thread_;
+};
+
+}  // namespace publisher
+
+#endif  // HTTP_METRICS_SERVER_H_
