@@ -12,7 +12,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcpp-httplib-dev
   clang libclang-rt-14-dev
-  procps util-linux xxd python3
+  procps util-linux xxd python3 python3-venv
   docker-compose
   openjdk-17-jre-headless maven
 )
