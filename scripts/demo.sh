@@ -147,7 +147,7 @@ say "The consumer half: outbox-paid-orders applies OrderPaid events once each"
 # PostgreSQL transaction; the Kafka offset is committed after that.
 consume() {  # GROUP: runs the example service until it has read all 5 events.
   "$build/outbox-paid-orders" --pg "$pg" --brokers "$brokers" --group "$1" \
-    --log-format text --stats-interval 1s 2>"$work/consumer-$1.log" &
+    --log-format text --log-stats-every 1s 2>"$work/consumer-$1.log" &
   consumer_pid=$!
   for _ in $(seq 1 300); do
     read_events=$(sed -nE 's/.*consumer stats.* applied=([0-9]+) duplicates=([0-9]+).*/\1 \2/p' \
