@@ -61,6 +61,9 @@ pids+=($!)
 "$build/outbox-paid-orders" --pg "$pg" --brokers "$brokers" \
   --metrics-port "$consumer_port" 2>"$work/consumer.log" &
 pids+=($!)
+# Rows committed before the slot exists are not in its stream.
+wait_for 60 grep -q '"msg":"streaming"' "$work/publisher.log" ||
+  { echo "FAIL: the publisher did not stream" >&2; cat "$work/publisher.log" >&2; exit 1; }
 psql -q -c "INSERT INTO outbox (aggregate_type, aggregate_id, event_type, payload)
             VALUES ('order', 'o-1', 'OrderPaid', '{\"order\": \"o-1\", \"amount\": 5}')"
 
