@@ -1,7 +1,7 @@
 #include "consumer/consumer_metrics.h"
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
+#include "common/prometheus_text.h"
 
 namespace consumer {
 namespace {
@@ -10,9 +10,7 @@ constexpr char kPrefix[] = "outbox_consumer_";
 
 void Family(std::string* out, const char* name, const char* type, const char* help,
             double value) {
-  absl::StrAppend(out, "# HELP ", kPrefix, name, " ", help, "\n# TYPE ", kPrefix, name,
-                  " ", type, "\n", kPrefix, name, " ", absl::StrFormat("%.17g", value),
-                  "\n");
+  publisher::AppendMetricFamily(out, kPrefix, name, type, help, value);
 }
 
 }  // namespace

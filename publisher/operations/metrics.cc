@@ -5,23 +5,17 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_replace.h"
+#include "common/prometheus_text.h"
 
 namespace publisher {
 namespace {
 
 constexpr char kPrefix[] = "outbox_publisher_";
 
-std::string EscapeLabel(absl::string_view v) {
-  return absl::StrReplaceAll(v, {{"\\", "\\\\"}, {"\"", "\\\""}, {"\n", "\\n"}});
-}
-
 // Appends one metric family with a single unlabelled sample.
 void Family(std::string* out, absl::string_view name, absl::string_view type,
             absl::string_view help, double value) {
-  absl::StrAppend(out, "# HELP ", kPrefix, name, " ", help, "\n# TYPE ", kPrefix, name,
-                  " ", type, "\n", kPrefix, name, " ", absl::StrFormat("%.17g", value),
-                  "\n");
+  AppendMetricFamily(out, kPrefix, name, type, help, value);
 }
 
 }  // namespace
@@ -114,7 +108,7 @@ std::string Metrics::RenderPrometheus(absl::Time now) const {
   std::string out;
   std::string labels;
   for (const auto& [k, v] : info_) {
-    absl::StrAppend(&labels, labels.empty() ? "" : ",", k, "=\"", EscapeLabel(v), "\"");
+    absl::StrAppend(&labels, labels.empty() ? "" : ",", k, "=\"", EscapeLabelValue(v), "\"");
   }
   absl::StrAppend(&out, "# HELP ", kPrefix,
                   "build_info versions of the publisher and "

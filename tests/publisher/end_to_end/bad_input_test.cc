@@ -99,6 +99,16 @@ TEST_F(BadInputTest, BadFlagsExitTwoAndCreateNothing) {
   EXPECT_FALSE(SlotExists());
 }
 
+TEST_F(BadInputTest, SettingsThatVoidAGuaranteeExitTwoNamingIt) {
+  ExpectExit({"-X", "enable.idempotence=false", "-X", "acks=1"}, 2,
+             "enable.idempotence=false: voids per-key order");
+  ExpectExit({"-X", "enable.idempotence=false", "-X", "acks=1"}, 2,
+             "acks=1: voids at-least-once (guarantees 1 and 2)");
+  ExpectExit({"--delivery", "exactly-once", "-X", "max.in.flight=10"}, 2,
+             "max.in.flight=10: voids per-key order (guarantee 4)");
+  EXPECT_FALSE(SlotExists());
+}
+
 TEST_F(BadInputTest, UnreachablePostgresExitsTwo) {
   ExpectExit({}, 2, "cannot connect to PostgreSQL",
              "host=127.0.0.1 port=1 connect_timeout=5");
