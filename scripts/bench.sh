@@ -77,7 +77,7 @@ if [ "$quick" = false ]; then
     echo
     cat "$versus"
     echo
-    echo "Targets (issues 8 and 18): publisher CPU ≤ 3 µs per row at 1 and 10 rows per"
+    echo "Targets: publisher CPU ≤ 3 µs per row at 1 and 10 rows per"
     echo "transaction (100-byte rows); throughput ≥ 0.95 × the limit at 10 rows per"
     echo "transaction and ≥ the limit at 1, exactly-once ≥ 0.8 ×; peak RSS ≤ 64 MiB in"
     echo "every workload; steady-state p99 ≤ 8 ms at 5k rows/s. Where one is missed,"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The consumer kit's fault run (issue 20): on a real Apache Kafka broker, kills
+# The consumer kit's fault run: on a real Apache Kafka broker, kills
 # the publisher and two consumers of the example service (outbox-paid-orders) at
 # random while events flow, kill -9 or SIGTERM, then checks in the database that
 # every committed event's effect was applied exactly once, none that was not

@@ -1,4 +1,4 @@
--- The outbox table outbox-publisher reads by default (SPEC.md).
+-- The outbox table outbox-publisher reads by default (docs/design.md).
 -- Applications INSERT one row per event in the same transaction as their
 -- business change; the publisher turns each INSERT into a Kafka record.
 CREATE TABLE IF NOT EXISTS outbox (

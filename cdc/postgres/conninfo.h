@@ -26,9 +26,9 @@ ConnParams WithParam(ConnParams params, absl::string_view key, absl::string_view
 // Returns `params` with each of `defaults` added unless `params` sets that key.
 ConnParams WithDefaults(ConnParams params, const ConnParams& defaults);
 
-// What every connection of the publisher gets unless its conninfo says otherwise
-// (issue 17): a peer that goes silent without closing (a NAT or firewall that
-// dropped its state, a paused VM) is noticed in bounded time instead of never.
+// What every connection of the publisher gets unless its conninfo says otherwise:
+// a peer that goes silent without closing (a NAT or firewall that dropped its
+// state, a paused VM) is noticed in bounded time instead of never.
 //   keepalives=1, keepalives_idle=30, keepalives_interval=10, keepalives_count=3:
 //     an idle connection whose peer is gone fails after about 60 s;
 //   tcp_user_timeout=30000: data written to a peer that acknowledges nothing

@@ -59,7 +59,7 @@ class SqlConnection {
   [[nodiscard]] absl::Status Command(const std::string& sql);
 
   // How long a statement may wait for the server's answer; unbounded by default.
-  // A connection that went silent without closing (issue 17) otherwise waits
+  // A connection that went silent without closing otherwise waits
   // forever: the server's own statement_timeout cannot help when its answer
   // never arrives. Past the timeout the statement fails with kUnavailable, and
   // the connection, left mid-statement, must be dropped.

@@ -2,7 +2,7 @@
 // again after it breaks. The libpq shell of the consumer kit.
 //
 // A statement waits at most the answer timeout (30 s): a connection that went
-// silent without closing (issue 17) fails, and is made again, instead of stalling
+// silent without closing fails, and is made again, instead of stalling
 // the consumer forever.
 #ifndef CONSUMER_POSTGRES_PG_DATABASE_H_
 #define CONSUMER_POSTGRES_PG_DATABASE_H_

@@ -1,5 +1,5 @@
 // Checkpoint: the exactly-once mode's record of how far the WAL has been published
-// (--delivery=exactly-once, issue 10). Pure.
+// (--delivery=exactly-once). Pure.
 //
 // Each Kafka transaction carries whole PostgreSQL transactions and, in the same
 // Kafka transaction, one checkpoint record (outbox.v1.Checkpoint, keyed by the

@@ -55,7 +55,7 @@ class Sink {
   // Records handed over and not yet reported.
   virtual size_t outstanding() const = 0;
 
-  // Exactly-once (issue 10). The latest checkpoint committed to Kafka, read when
+  // Exactly-once. The latest checkpoint committed to Kafka, read when
   // the sink was created: the relay skips the PostgreSQL transactions it covers
   // (publisher/delivery/checkpoint.h). nullopt (at-least-once) skips nothing.
   virtual std::optional<Checkpoint> committed_checkpoint() const { return std::nullopt; }

@@ -1,5 +1,5 @@
 // TransactionProof: whether the broker is proven to hold every record of one Kafka
-// transaction (issue 16). Pure: KafkaTransactions feeds it one Expect() per record
+// transaction. Pure: KafkaTransactions feeds it one Expect() per record
 // it queues and one Report() per delivery report librdkafka serves.
 //
 // A commit may cover a record only when its report proves storage (no error, an

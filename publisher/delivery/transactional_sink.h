@@ -1,4 +1,4 @@
-// TransactionalSink: the Sink of --delivery=exactly-once (issue 10). Pure: it
+// TransactionalSink: the Sink of --delivery=exactly-once. Pure: it
 // drives a TransactionLog (the librdkafka one is KafkaTransactions) and a clock.
 //
 // Records of whole PostgreSQL transactions gather in one Kafka transaction. It

@@ -1,5 +1,5 @@
 // ReadCheckpointTopic: the librdkafka shell that reads --checkpoint-topic back
-// (--delivery=exactly-once, issue 10): every partition from its start to its end
+// (--delivery=exactly-once): every partition from its start to its end
 // as of the call, with isolation.level=read_committed, so that only checkpoints of
 // committed Kafka transactions count (against a broker that writes transaction
 // markers; librdkafka 2.0.2's mock writes none: tests/publisher/

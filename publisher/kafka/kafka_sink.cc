@@ -58,7 +58,7 @@ std::vector<std::pair<std::string, std::string>> DefaultProducerProperties(
       {"queue.buffering.max.kbytes", std::to_string(kbytes)},
       {"message.max.bytes", "1000000"},
       // A request unanswered this long fails, and the connection with it is
-      // dropped and made again (issue 17): a broker path that went silent without
+      // dropped and made again: a broker path that went silent without
       // closing (a NAT or firewall that dropped its state) then costs 30 s, not
       // librdkafka's 60 s. As Java clients' request.timeout.ms; the transactional
       // producer would otherwise take transaction.timeout.ms - 100 ms.

@@ -1,4 +1,4 @@
-// KafkaTransactions: the librdkafka shell of --delivery=exactly-once (issue 10): a
+// KafkaTransactions: the librdkafka shell of --delivery=exactly-once: a
 // transactional producer whose every Kafka transaction ends with the checkpoint
 // record (publisher/delivery/checkpoint.h) of the last PostgreSQL transaction it carries.
 //

@@ -27,7 +27,7 @@ absl::StatusOr<std::optional<Checkpoint>> ReadLatest(const ExactlyOnceOptions& c
     }
     absl::Status created =
         CreateCompactedTopic(config.kafka, config.checkpoint_topic, kCreateTimeout);
-    // No streaming without a place for checkpoints (issue 16). Streaming on and
+    // No streaming without a place for checkpoints. Streaming on and
     // letting the first checkpoint auto-create the topic gave it the cluster's
     // default policy (delete: the checkpoint vanishes after retention.ms, and the
     // next start publishes again what consumers already have), and a cluster that
@@ -96,7 +96,8 @@ absl::StatusOr<std::unique_ptr<Sink>> TransactionalSinkFactory::Create(bool firs
   // then fails inside the commit's wait and is sent again on a fresh connection
   // (after at most a reconnect backoff), and the commit succeeds. With equal
   // timeouts the commit could give up first and abort, then wait as long again
-  // for the abort: 60 s for a black hole that costs 31 s (issue 17's test, once).
+  // for the abort: 60 s for a black hole that costs 31 s (KafkaBlackholeTest,
+  // measured once).
   options.commit_timeout = RequestTimeout(options_.kafka) + kCommitTimeoutMargin;
   auto sink =
       std::make_unique<TransactionalSink>(std::move(*txn), *latest, options, log_);

@@ -1,7 +1,7 @@
 // EnvelopeWriter: an outbox.v1.Envelope (proto/outbox/v1/envelope.proto) written
 // straight into its protobuf wire format, without building a message object. The
 // mapper runs once per row, and a protobuf object per row (setters copying every
-// string, then serializing) cost most of mapping's CPU (issue 18). Pure.
+// string, then serializing) cost most of mapping's CPU. Pure.
 //
 // The bytes are what the protobuf library writes for the same message: fields in
 // field-number order, proto3 defaults (empty strings, zero numbers) left out,

@@ -1,4 +1,4 @@
-// JSON scanning without a document tree, for the table-less path (issue 18): one
+// JSON scanning without a document tree, for the table-less path: one
 // pass over a JSON object that reports each top-level member's key and the raw
 // text of its value, and decodes string values. Pure.
 //

@@ -1,5 +1,6 @@
 // Mapper: one outbox INSERT -> one Kafka record carrying an outbox.v1.Envelope,
-// exactly as SPEC.md ("Envelope", "Kafka record") defines them. Pure: no I/O.
+// exactly as docs/design.md ("The envelope", "The Kafka record") defines them.
+// Pure: no I/O.
 //
 // Binding happens once per Relation message (and again after each schema change):
 // it resolves the configured columns and the topic template against the table's

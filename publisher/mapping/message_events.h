@@ -1,4 +1,4 @@
-// MessageEvents: outbox events without a table (--message-prefix, issue 11). Pure.
+// MessageEvents: outbox events without a table (--message-prefix). Pure.
 //
 // Applications call outbox_emit() (scripts/schema.sql), which emits a transactional
 // logical decoding message, pg_logical_emit_message(true, prefix, content), in

@@ -1,5 +1,5 @@
 // CatalogWatch: judges what the slot watcher reads from the catalog while the
-// publisher streams (SPEC.md "Operations", --max-retained-wal). Pure: the caller
+// publisher streams (--max-retained-wal). Pure: the caller
 // reads the facts (cdc/postgres/catalog.h) and acts on the verdict.
 //   - the slot retains more WAL than --max-retained-wal: a warning, once per
 //     crossing (and a note when it falls back below);

@@ -7,7 +7,8 @@
 // the retained WAL. Metrics takes a lock for each of these and for each scrape,
 // never per row.
 //
-// Names start with outbox_publisher_; counters end in _total (SPEC.md).
+// Names start with outbox_publisher_; counters end in _total (docs/design.md,
+// "Compatibility").
 #ifndef PUBLISHER_OPERATIONS_METRICS_H_
 #define PUBLISHER_OPERATIONS_METRICS_H_
 

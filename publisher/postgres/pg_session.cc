@@ -14,7 +14,7 @@ namespace publisher {
 namespace {
 
 // Connecting and preparing a session must not wait forever on a connection that
-// went silent (issue 17): the same bound as silence while streaming.
+// went silent: the same bound as silence while streaming.
 absl::Duration SetupTimeout(const PgSessionOptions& c) {
   return c.replication_timeout > absl::ZeroDuration() ? c.replication_timeout
                                                       : absl::InfiniteDuration();

@@ -347,7 +347,7 @@ bool IsFalse(absl::string_view v) {  // As librdkafka reads a boolean.
 }
 
 // Why a Kafka property setting is refused, or "" when it is not. Most would void
-// a guarantee (SPEC.md); both producers, at-least-once and exactly-once, use them.
+// a promise (docs/design.md); both producers, at-least-once and exactly-once, use them.
 std::string RefusedBecause(const std::string& key, const std::string& v) {
   auto is = [&](std::initializer_list<const char*> names) {
     return std::any_of(names.begin(), names.end(), [&](const char* n) { return key == n; });

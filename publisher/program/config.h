@@ -1,4 +1,4 @@
-// The publisher's configuration: the flags of SPEC.md, each also settable through
+// The publisher's configuration: the flags the README lists, each also settable through
 // OUTBOX_<FLAG> in the environment (flags win), and librdkafka properties from
 // -F FILE, OUTBOX_KAFKA_<NAME> and -X key=value (common/kafka_properties.h).
 // Parsing is pure: the caller supplies argv, the environment and a file reader.
@@ -25,7 +25,7 @@
 namespace publisher {
 
 // --delivery: at-least-once (idempotent producer, confirm on acknowledgement) or
-// exactly-once (Kafka transactions with the LSN checkpoint kept in Kafka, issue 10).
+// exactly-once (Kafka transactions with the LSN checkpoint kept in Kafka).
 enum class DeliveryMode { kAtLeastOnce, kExactlyOnce };
 
 struct Config {
@@ -34,7 +34,7 @@ struct Config {
   std::string publication = "outbox_publisher";
   std::vector<TableName> tables = {{"public", "outbox"}};
   bool create = true;
-  // Primary failover and gaps (SPEC.md "PostgreSQL versions and failover").
+  // Primary failover and gaps (docs/operations.md, "Primary failover and the slot").
   bool failover_slot = true;  // Create the slot with failover on PostgreSQL 17+.
   // The publisher's record of its slot: "table" (in the first outbox table's
   // schema) or "schema.table"; "" = none (StateTable()).
@@ -55,21 +55,21 @@ struct Config {
   absl::Duration stats_interval = absl::Seconds(30);
   LogFormat log_format = LogFormat::kJson;
   LogLevel log_level = LogLevel::kInfo;
-  // Operations (SPEC.md "Operations").
+  // Operations (README, "Monitoring").
   int metrics_port = 0;  // 0 = no metrics server.
   std::string metrics_address = "127.0.0.1";
   int64_t max_retained_wal = int64_t{1} << 30;  // Bytes; warn above.
   absl::Duration slot_check_interval = absl::Seconds(10);
   // Drop and re-open the replication connection after this long without a word
-  // from the server (issue 17; PostgreSQL's wal_receiver_timeout).
+  // from the server (as PostgreSQL's wal_receiver_timeout).
   absl::Duration replication_timeout = absl::Seconds(60);
-  // Exactly-once delivery (SPEC.md "Exactly-once delivery").
+  // Exactly-once delivery (docs/design.md; README, "Exactly-once delivery").
   DeliveryMode delivery = DeliveryMode::kAtLeastOnce;
   std::string transactional_id;  // "" = outbox-publisher.{slot} (TransactionalId()).
   std::string checkpoint_topic = "outbox.checkpoints";
   absl::Duration transaction_interval = absl::Milliseconds(100);
-  // Outbox without a table (SPEC.md): transactional logical decoding messages with
-  // this prefix are events too; "" = off.
+  // Outbox without a table (README, "Without a table"): transactional logical
+  // decoding messages with this prefix are events too; "" = off.
   std::string message_prefix;
   bool help = false;
   bool version = false;  // --version: print the versions and exit 0.

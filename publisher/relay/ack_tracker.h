@@ -5,7 +5,7 @@
 // order, of the broker's delivery reports. It answers one question: the highest LSN
 // at which every published row at or below it has been acknowledged.
 //
-// Invariants (DESIGN.md):
+// Invariants (docs/design.md, "The confirmation rule"):
 //  1. confirmable = end LSN of the last transaction in the contiguous prefix of
 //     transactions that are committed and fully acknowledged;
 //  2. a transaction without messages is confirmable once every earlier one is;

@@ -1,6 +1,7 @@
 // Relay: the publisher's one loop. It reads the replication stream, keeps the
 // INSERTs into the outbox tables, maps and produces them, serves delivery reports,
-// and tells PostgreSQL how far it may forget the WAL, on one thread (DESIGN.md).
+// and tells PostgreSQL how far it may forget the WAL, on one thread (docs/design.md,
+// "How it works").
 //
 //   stream --XLogData--> decode --Insert--> Mapper --record--> Sink
 //      ^                    |Begin/Commit                       | delivery reports

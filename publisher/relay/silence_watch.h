@@ -1,4 +1,4 @@
-// SilenceWatch: how long the replication server has said nothing (issue 17). Pure:
+// SilenceWatch: how long the replication server has said nothing. Pure:
 // the relay tells it when it heard the server and when it could not listen.
 //
 // A connection can go quiet without closing: a NAT or firewall that dropped its

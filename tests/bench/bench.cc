@@ -323,7 +323,7 @@ class Bench {
                                         duration);
   }
 
-  // Takeover (issue 17): an active publisher and a standby on the same slot. While
+  // Takeover: an active publisher and a standby on the same slot. While
   // a writer commits a row every 5 ms, kill -9 the active one and time from the
   // kill until the first row committed after it reaches a consumer. `trials`
   // times, each with a fresh standby behind the new active one.

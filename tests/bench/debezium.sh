@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Debezium beside the publisher in the benchmark (issue 18): Kafka Connect
+# Debezium beside the publisher in the benchmark: Kafka Connect
 # standalone with Debezium's PostgreSQL connector (pgoutput) and its Outbox Event
 # Router, from the jars of tests/bench/debezium/pom.xml (fetched and cached by
 # scripts/fetch-jars.sh). One JVM; its folder (configs, offsets, log) is deleted

@@ -1,4 +1,4 @@
-// outbox-versus: the publisher and Debezium side by side (issue 18), on the same
+// outbox-versus: the publisher and Debezium side by side, on the same
 // machine, into the same real Apache Kafka broker (tests/harness/kafka_cluster.sh,
 // one node, with the JVM settings of Kafka's own start scripts: --jvm as-shipped),
 // in one run. Debezium is Kafka Connect standalone with its PostgreSQL

@@ -514,7 +514,7 @@ int Main(int argc, char** argv) {
     publisher_args.insert(publisher_args.end(), {"--message-prefix", "outbox"});
   }
   // The publishers reach PostgreSQL through proxies that the blackhole fault
-  // freezes: their connections go silent without closing (issue 17).
+  // freezes: their connections go silent without closing.
   publisher_args.insert(publisher_args.end(), {"--replication-timeout", "5s"});
   Publishers publishers(servers.publisher_conninfo(), broker->bootstrap(), log_dir,
                         publisher_args);

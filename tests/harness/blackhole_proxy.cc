@@ -1,4 +1,4 @@
-// blackhole-proxy: a TCP proxy for tests of silent connections (issue 17). It
+// blackhole-proxy: a TCP proxy for tests of silent connections. It
 // forwards a loopback port to HOST:PORT until told to freeze its connections;
 // frozen, it forwards nothing either way and closes nothing, as a NAT or firewall
 // that dropped its state, or a paused peer, leaves a connection: neither side

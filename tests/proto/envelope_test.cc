@@ -1,4 +1,5 @@
-// Pins the envelope's field numbers and types to SPEC.md: consumers depend on them.
+// Pins the envelope's field numbers and types to docs/design.md: consumers depend
+// on them.
 #include "gtest/gtest.h"
 #include "outbox/v1/envelope.pb.h"
 

@@ -1,4 +1,4 @@
-// The consumer kit end to end on a real Apache Kafka broker (issue 20): the
+// The consumer kit end to end on a real Apache Kafka broker: the
 // publisher and the example service (outbox-paid-orders) as processes, killed on
 // purpose. Each proof counts effects in the database: every committed OrderPaid
 // event applied exactly once (payment_log, order_payments), none applied that was

@@ -1,5 +1,5 @@
 // TransactionProof: a Kafka transaction is covered only when every record's report
-// proves storage (issue 16).
+// proves storage.
 #include "publisher/delivery/transaction_proof.h"
 
 #include "gtest/gtest.h"

@@ -271,7 +271,7 @@ TEST_F(ExactlyOnceTest, AStandbyMakesNoTransactionalProducerUntilItTakesOver) {
 
 TEST_F(ExactlyOnceTest, AMissingCheckpointTopicThatCannotBeCreatedStopsAtStart) {
   // mock-kafka never answers CreateTopics. Streaming on, with the first checkpoint
-  // auto-creating its topic, is how a fault run lost rows (issue 16): no streaming
+  // auto-creating its topic, is how a fault run lost rows: no streaming
   // without a place for checkpoints. (On a real cluster the publisher creates the
   // topic: real_kafka_test.cc.)
   std::vector<std::string> argv =

@@ -1,4 +1,4 @@
-// Primary failover and lost slots end to end (issue 31), the publisher binary at its
+// Primary failover and lost slots end to end, the publisher binary at its
 // defaults against mock-kafka:
 //   - PostgreSQL 17 and 18: a primary, a physical standby that synchronizes the
 //     failover slot, a steady writer and the publisher through a multi-host

@@ -1,4 +1,4 @@
-// The guarantees again, on a real Apache Kafka cluster (issue 16): three KRaft
+// The guarantees again, on a real Apache Kafka cluster: three KRaft
 // nodes from Maven Central's jars (tests/harness/kafka_cluster.sh), shared by every
 // test of this binary (its JVMs start slowly), each test on topics of its own.
 // Unlike librdkafka's mock cluster, this broker writes transaction markers (an

@@ -1,5 +1,5 @@
 // What librdkafka 2.0.2's mock cluster does with Kafka transactions, which
-// --delivery=exactly-once (issue 10) will be tested against. Characterization
+// --delivery=exactly-once will be tested against. Characterization
 // tests: they pin down the mock's behaviour, so that a newer librdkafka whose mock
 // behaves differently fails here first and says which assumption changed.
 //
@@ -107,7 +107,7 @@ TEST(MockTransactionsTest, ReadCommittedStillSeesAbortedAndOpenTransactions) {
       WaitFor([&] { return Seen(*consumer, "aborted") && Seen(*consumer, "open"); },
               absl::Seconds(30)))
       << "the mock now hides aborted or open transactions from read_committed "
-         "consumers: exactly-once tests can rely on it (issue 10)";
+         "consumers: exactly-once tests can rely on it";
   // No control records: the three data records sit at offsets 0, 1, 2.
   int64_t max_offset = -1;
   for (const auto& r : consumer->Records()) max_offset = std::max(max_offset, r.offset);
@@ -133,7 +133,7 @@ TEST(MockTransactionsTest, ANewInstanceWithTheSameTransactionalIdDoesNotFenceThe
   EXPECT_EQ(commit, "")
       << "the mock now fences an older instance (" << commit << ": "
       << (rd_kafka_fatal_error(old_instance.get(), reason, sizeof(reason)) ? reason : "")
-      << "): test the publisher's fencing against it (issue 10)";
+      << "): test the publisher's fencing against it";
 }
 
 }  // namespace
