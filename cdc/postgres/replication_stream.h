@@ -52,10 +52,9 @@ struct StartOptions {
 
 class ReplicationStream : public WalStream {
  public:
-  // Measured with scripts/bench.sh on 2 cores: 100 us cut the CPU per row of a
-  // 1-row-per-transaction backlog from 16 to 6.5 us and doubled its throughput.
-  // It naps only when the socket is empty: after a read that filled libpq's
-  // buffer, Read reads again at once (4 KiB rows: 14k -> 30k rows/s).
+  // How long Read naps when the socket is empty, so that small messages are read
+  // in batches; after a read that filled libpq's buffer it reads again at once
+  // (docs/tuning.md).
   static constexpr absl::Duration kDefaultReadCoalesce = absl::Microseconds(100);
 
   // Connects with `conninfo` (key=value string or URI; "" = PG* environment), adding

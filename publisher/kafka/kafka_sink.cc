@@ -45,11 +45,8 @@ std::vector<std::pair<std::string, std::string>> DefaultProducerProperties(
       {"max.in.flight.requests.per.connection", "1"},
       // 0 = never expire a queued message: an outage delays, it does not lose.
       {"message.timeout.ms", "0"},
-      // How long a batch waits for more messages. At 5,000 single-row
-      // transactions/s into Apache Kafka, 2 ms against 5 took the commit-to-consumer
-      // p50 from 3.9 to 2.2 ms and its p99 from 7.5 to 5.5 ms, with throughput and
-      // CPU per row within noise on the backlog benchmarks; 1 ms made the p99 worse
-      // (8-14 ms): too many small requests, one in flight per connection.
+      // How long a batch waits for more messages: the lowest latency without
+      // too many small requests (docs/tuning.md).
       {"linger.ms", "2"},
       // Java clients' partitioner, so the same key lands on the same partition
       // whichever client produced it.

@@ -64,13 +64,8 @@ std::vector<std::pair<std::string, std::string>> TransactionalProducerProperties
         std::to_string(std::min<int64_t>(options.max_in_flight_bytes / 1024 + 1024,
                                          std::numeric_limits<int32_t>::max()))}});
   // No lingering: a record is invisible until its Kafka transaction commits, so
-  // what lingering saves (requests) is all it does here, and it cost throughput.
-  // Measured with 200k-row backlogs: on mock-kafka at 10 rows/tx (outbox-bench,
-  // medians of 5 rounds against the raw reader) 2 ms gave 0.62-0.67x in six runs,
-  // 1 and 10 ms the same, 0 ms 0.77-1.04x in four, for 3.5-4.2 CPU us/row against
-  // 3.2-3.4. On Apache Kafka (outbox-versus, two runs each) 0 ms gave 62k-67k rows/s
-  // against 48k-56k at 10 rows/tx, 52k-63k against 48k-58k at 1 row/tx, at the
-  // same CPU per row.
+  // what lingering saves (requests) is all it does here, and it cost throughput
+  // (docs/tuning.md).
   properties.emplace_back("linger.ms", "0");
   return properties;
 }

@@ -32,9 +32,8 @@ struct RelayOptions {
   // After the confirmable LSN advances while messages are still in flight, the
   // earliest next status update: a long backlog or a busy stream is confirmed
   // every 200 ms, not once per acknowledgement. With nothing left in flight the
-  // update goes at once, so the end of a burst or backlog is confirmed promptly.
-  // 20 ms at all times cost the publisher about 2.5 us per row at 1 row/tx
-  // (paired A/B).
+  // update goes at once, so the end of a burst or backlog is confirmed promptly
+  // (docs/tuning.md).
   absl::Duration min_status_gap = absl::Milliseconds(200);
   // While messages are in flight, the longest a delivery report waits to be served
   // when the WAL is quiet (the loop waits on the replication socket, not on
