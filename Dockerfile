@@ -43,6 +43,6 @@ EXPOSE 9187
 # waiting for the slot answers 503 (not streaming): it is alive, not ready.
 HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \
   CMD ["bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/${OUTBOX_METRICS_PORT:-9187} && printf 'GET /healthz HTTP/1.0\\r\\n\\r\\n' >&3 && head -n 1 <&3 | grep -q ' 200 '"]
-# Configuration comes from OUTBOX_* variables (README, "Configuration"); logs go
+# Configuration comes from OUTBOX_* variables (docs/configuration.md); logs go
 # to stderr. The consumer example: --entrypoint outbox-paid-orders.
 ENTRYPOINT ["/usr/local/bin/outbox-publisher"]

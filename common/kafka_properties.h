@@ -1,5 +1,5 @@
 // Kafka client properties from the three places a user can put them, for the
-// publisher and the consumer kit alike (README.md, "Kafka client properties"):
+// publisher and the consumer kit alike (docs/configuration.md, "Kafka client properties"):
 //
 //   1. a properties file (-F FILE, as kcat reads one): key=value lines;
 //   2. the environment: OUTBOX_KAFKA_<NAME>, the property's name in upper case

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The include rule (README.md, "Layout"), kept by the build instead of by memory:
+# The include rule (docs/design.md, "Where the code lives"), kept by the build instead of by memory:
 #   - a pure file includes no outside library's shell header (librdkafka, libpq,
 #     httplib) and no header of a shell of ours;
 #   - every folder includes only from the folders below it.
@@ -78,7 +78,7 @@ for group in "${!allowed[@]}"; do
   done
 done
 if [ "$failed" != 0 ]; then
-  echo "check-layers: the include rule is broken (README.md, "Layout")" >&2
+  echo "check-layers: the include rule is broken (docs/design.md, "Where the code lives")" >&2
   exit 1
 fi
 echo "check-layers: ok"

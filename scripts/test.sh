@@ -11,7 +11,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
 
 "$root/scripts/install-deps.sh"
-# The include rule (README.md, "Layout"): a pure file never includes a shell's
+# The include rule (docs/design.md, "Where the code lives"): a pure file never includes a shell's
 # header, and dependencies point down.
 "$root/scripts/check-layers.sh"
 

@@ -1,5 +1,6 @@
 // What the publisher reads of the outbox table: the table's name and which column
-// holds each part of an event (--table, --id-column, ...; the README's defaults).
+// holds each part of an event (--table, --id-column, ...; the defaults are in
+// docs/configuration.md).
 #ifndef PUBLISHER_MAPPING_COLUMNS_H_
 #define PUBLISHER_MAPPING_COLUMNS_H_
 

@@ -1,5 +1,5 @@
 // Health: is the publisher doing its job right now? Pure: the caller passes the
-// facts and the time. /healthz answers from this (README, "Monitoring"):
+// facts and the time. /healthz answers from this (docs/operations.md, "Monitoring"):
 //   200 "ok"  while a replication session streams and acknowledgements progress;
 //   503 with a one-line reason otherwise: not streaming (and why, when known),
 //       the replication connection silent for --replication-timeout, or messages

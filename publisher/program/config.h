@@ -1,6 +1,7 @@
-// The publisher's configuration: the flags the README lists, each also settable through
-// OUTBOX_<FLAG> in the environment (flags win), and librdkafka properties from
-// -F FILE, OUTBOX_KAFKA_<NAME> and -X key=value (common/kafka_properties.h).
+// The publisher's configuration: the flags docs/configuration.md lists, each also
+// settable through OUTBOX_<FLAG> in the environment (flags win), and librdkafka
+// properties from -F FILE, OUTBOX_KAFKA_<NAME> and -X key=value
+// (common/kafka_properties.h).
 // Parsing is pure: the caller supplies argv, the environment and a file reader.
 // Every rejection is kInvalidArgument with one sentence naming the value and what
 // is accepted; main() turns it into exit code 2.
@@ -44,7 +45,7 @@ struct Config {
   std::string topic = "outbox.event.{aggregate_type}";
   ColumnMapping columns;
   // Kafka client properties, merged from -F/--kafka-config, OUTBOX_KAFKA_* and -X
-  // (README.md, "Kafka client properties"): each key once, the winning value.
+  // (docs/configuration.md, "Kafka client properties"): each key once, the winning value.
   KafkaProperties kafka_properties;
   std::string kafka_config;  // -F FILE; "" = none.
   int64_t max_in_flight = 20000;
@@ -55,7 +56,7 @@ struct Config {
   absl::Duration stats_interval = absl::Seconds(30);
   LogFormat log_format = LogFormat::kJson;
   LogLevel log_level = LogLevel::kInfo;
-  // Operations (README, "Monitoring").
+  // Operations (docs/operations.md, "Monitoring").
   int metrics_port = 0;  // 0 = no metrics server.
   std::string metrics_address = "127.0.0.1";
   int64_t max_retained_wal = int64_t{1} << 30;  // Bytes; warn above.
@@ -63,12 +64,12 @@ struct Config {
   // Drop and re-open the replication connection after this long without a word
   // from the server (as PostgreSQL's wal_receiver_timeout).
   absl::Duration replication_timeout = absl::Seconds(60);
-  // Exactly-once delivery (docs/design.md; README, "Exactly-once delivery").
+  // Exactly-once delivery (docs/exactly-once.md).
   DeliveryMode delivery = DeliveryMode::kAtLeastOnce;
   std::string transactional_id;  // "" = outbox-publisher.{slot} (TransactionalId()).
   std::string checkpoint_topic = "outbox.checkpoints";
   absl::Duration transaction_interval = absl::Milliseconds(100);
-  // Outbox without a table (README, "Without a table"): transactional logical
+  // Outbox without a table (docs/configuration.md, "Without a table"): transactional logical
   // decoding messages with this prefix are events too; "" = off.
   std::string message_prefix;
   bool help = false;

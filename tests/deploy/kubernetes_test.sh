@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # deploy/kubernetes/ validates against the Kubernetes schemas (kubernetes-validate,
-# strict: no unknown field passes), and says what the README promises
+# strict: no unknown field passes), and says what docs/operations.md promises
 # (kubernetes_manifests.py): checked against the built binaries' own flags.
 #   tests/deploy/kubernetes_test.sh BUILD_DIR
 set -euo pipefail
