@@ -16,8 +16,6 @@ WORKDIR /src
 COPY CMakeLists.txt ./
 COPY cdc cdc
 COPY common common
-COPY http http
-COPY kafka kafka
 COPY proto proto
 COPY publisher publisher
 COPY consumer consumer

@@ -6,7 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "cdc/byte_reader.h"
 #include "cdc/byte_writer.h"
-#include "cdc/status_macros.h"
+#include "common/status_macros.h"
 
 namespace cdc {
 namespace {

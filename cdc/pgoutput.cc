@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cdc/byte_reader.h"
-#include "cdc/status_macros.h"
+#include "common/status_macros.h"
 
 namespace cdc::pgoutput {
 namespace {

@@ -3,7 +3,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "cdc/status_macros.h"
+#include "common/status_macros.h"
 
 namespace cdc {
 

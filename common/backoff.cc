@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-namespace publisher {
+namespace outbox {
 
 absl::Duration Backoff::Next() {
   absl::Duration base = initial_;
@@ -14,4 +14,4 @@ absl::Duration Backoff::Next() {
   return base * half(rng_);
 }
 
-}  // namespace publisher
+}  // namespace outbox

@@ -9,7 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 
-namespace publisher {
+namespace outbox {
 namespace {
 
 constexpr absl::string_view kPrefix = "OUTBOX_KAFKA_";
@@ -107,4 +107,4 @@ std::string ShownPropertyValue(absl::string_view key, absl::string_view value) {
   return IsSecretProperty(key) ? std::string("********") : std::string(value);
 }
 
-}  // namespace publisher
+}  // namespace outbox

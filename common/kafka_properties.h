@@ -21,7 +21,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
-namespace publisher {
+namespace outbox {
 
 using KafkaProperties = std::vector<std::pair<std::string, std::string>>;
 
@@ -73,6 +73,6 @@ bool IsSecretProperty(absl::string_view key);
 // `value`, or "********" when `key` holds a secret: what logs may show.
 std::string ShownPropertyValue(absl::string_view key, absl::string_view value);
 
-}  // namespace publisher
+}  // namespace outbox
 
 #endif  // COMMON_KAFKA_PROPERTIES_H_

@@ -10,7 +10,7 @@
 
 extern char** environ;
 
-namespace publisher {
+namespace outbox {
 
 Environment ProcessEnvironment() {
   Environment env;
@@ -33,4 +33,4 @@ Environment ProcessEnvironment() {
   return env;
 }
 
-}  // namespace publisher
+}  // namespace outbox

@@ -5,10 +5,10 @@
 
 #include "common/kafka_properties.h"
 
-namespace publisher {
+namespace outbox {
 
 Environment ProcessEnvironment();
 
-}  // namespace publisher
+}  // namespace outbox
 
 #endif  // COMMON_PROCESS_ENVIRONMENT_H_

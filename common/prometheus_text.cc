@@ -4,7 +4,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
 
-namespace publisher {
+namespace outbox {
 
 void AppendMetricFamily(std::string* out, absl::string_view prefix, absl::string_view name,
                         absl::string_view type, absl::string_view help, double value) {
@@ -16,4 +16,4 @@ std::string EscapeLabelValue(absl::string_view value) {
   return absl::StrReplaceAll(value, {{"\\", "\\\\"}, {"\"", "\\\""}, {"\n", "\\n"}});
 }
 
-}  // namespace publisher
+}  // namespace outbox

@@ -7,7 +7,7 @@
 
 #include "absl/strings/string_view.h"
 
-namespace publisher {
+namespace outbox {
 
 // Appends one metric family, `prefix` + `name`, with its HELP and TYPE lines and a
 // single unlabelled sample.
@@ -17,6 +17,6 @@ void AppendMetricFamily(std::string* out, absl::string_view prefix, absl::string
 // A label value with \, " and newlines escaped.
 std::string EscapeLabelValue(absl::string_view value);
 
-}  // namespace publisher
+}  // namespace outbox
 
 #endif  // COMMON_PROMETHEUS_TEXT_H_

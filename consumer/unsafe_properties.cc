@@ -29,12 +29,12 @@ std::string RefusedBecause(const std::string& key, const std::string& v) {
 
 }  // namespace
 
-absl::Status RefuseUnsafeProperties(const publisher::KafkaProperties& p) {
+absl::Status RefuseUnsafeProperties(const outbox::KafkaProperties& p) {
   std::vector<std::string> refused;
   for (const auto& [key, value] : p) {
     if (std::string why = RefusedBecause(key, value); !why.empty()) {
       refused.push_back(
-          absl::StrCat(key, "=", publisher::ShownPropertyValue(key, value), ": ", why));
+          absl::StrCat(key, "=", outbox::ShownPropertyValue(key, value), ": ", why));
     }
   }
   if (refused.empty()) return absl::OkStatus();

@@ -13,31 +13,32 @@ cd "$root"
 library_shells='<librdkafka/|<libpq-fe\.h>|<libpq/|<httplib\.h>|"httplib\.h"'
 
 # Our shells: the folders named for the library they wrap (and the program).
-shell_folders='kafka/|http/|cdc/postgres/|publisher/(kafka|postgres|program)/|consumer/(kafka|postgres|example)/'
+shell_folders='common/(postgres|kafka|http)/|cdc/postgres/|publisher/(kafka|postgres|program)/|consumer/(kafka|postgres|example)/'
 
 # folder -> what its files may include of ours, as a regex over
 # the include path. Order: from the ground floor up.
 declare -A allowed=(
-  [cdc]='cdc/[a-z_]+\.h'
-  [common]='common/'
-  [publisher/mapping]='cdc/|common/|outbox/|publisher/mapping/'
-  [publisher/operations]='cdc/|common/|publisher/operations/'
-  [publisher/delivery]='cdc/|common/|outbox/|publisher/(mapping|operations|delivery)/'
-  [publisher/relay]='cdc/|common/|outbox/|publisher/(mapping|operations|delivery|relay)/'
-  [publisher/recovery]='cdc/|common/|outbox/|publisher/(mapping|delivery|recovery)/'
-  [consumer]='cdc/|common/|outbox/|consumer/(failures/)?[a-z_]+\.h'
-  [consumer/failures]='cdc/|common/|outbox/|consumer/(failures/)?[a-z_]+\.h'
+  [common]='common/[a-z_]+\.h'
+  [cdc]='cdc/[a-z_]+\.h|common/[a-z_]+\.h'
+  [publisher/mapping]='cdc/|common/[a-z_]+\.h|outbox/|publisher/mapping/'
+  [publisher/operations]='cdc/|common/[a-z_]+\.h|publisher/operations/'
+  [publisher/delivery]='cdc/|common/[a-z_]+\.h|outbox/|publisher/(mapping|operations|delivery)/'
+  [publisher/relay]='cdc/|common/[a-z_]+\.h|outbox/|publisher/(mapping|operations|delivery|relay)/'
+  [publisher/recovery]='cdc/|common/[a-z_]+\.h|outbox/|publisher/(mapping|delivery|recovery)/'
+  [consumer]='common/[a-z_]+\.h|outbox/|consumer/(failures/)?[a-z_]+\.h'
+  [consumer/failures]='common/[a-z_]+\.h|outbox/|consumer/(failures/)?[a-z_]+\.h'
   # Shells: the pure parts below them, and their own library.
-  [cdc/postgres]='cdc/'
-  [kafka]='common/|kafka/'
-  [http]='http/'
-  [publisher/kafka]='cdc/|common/|kafka/|outbox/|publisher/(mapping|operations|delivery|kafka)/'
-  [publisher/postgres]='cdc/|common/|outbox/|publisher/(mapping|operations|delivery|relay|recovery|postgres)/'
-  [consumer/kafka]='cdc/|common/|kafka/|outbox/|consumer/((failures|kafka)/)?[a-z_]+\.h'
-  [consumer/postgres]='cdc/|common/|outbox/|consumer/((failures|postgres)/)?[a-z_]+\.h'
-  [consumer/example]='cdc/|common/|http/|outbox/|consumer/'
+  [common/postgres]='common/([a-z_]+\.h|postgres/)'
+  [common/kafka]='common/([a-z_]+\.h|kafka/)'
+  [common/http]='common/http/'
+  [cdc/postgres]='cdc/|common/([a-z_]+\.h|postgres/)'
+  [publisher/kafka]='cdc/|common/([a-z_]+\.h|kafka/)|outbox/|publisher/(mapping|operations|delivery|kafka)/'
+  [publisher/postgres]='cdc/|common/([a-z_]+\.h|postgres/)|outbox/|publisher/(mapping|operations|delivery|relay|recovery|postgres)/'
+  [consumer/kafka]='common/([a-z_]+\.h|kafka/)|outbox/|consumer/((failures|kafka)/)?[a-z_]+\.h'
+  [consumer/postgres]='common/([a-z_]+\.h|postgres/)|outbox/|consumer/((failures|postgres)/)?[a-z_]+\.h'
+  [consumer/example]='common/|outbox/|consumer/'
   # The program wires everything.
-  [publisher/program]='cdc/|common/|http/|kafka/|outbox/|publisher/'
+  [publisher/program]='cdc/|common/|outbox/|publisher/'
 )
 declare -A pure=([cdc]=1 [common]=1 [publisher/mapping]=1 [publisher/operations]=1
                  [publisher/delivery]=1 [publisher/relay]=1 [publisher/recovery]=1 [consumer]=1
@@ -45,7 +46,7 @@ declare -A pure=([cdc]=1 [common]=1 [publisher/mapping]=1 [publisher/operations]
 
 failed=0
 # Every folder of sources has its place in the rule.
-for dir in $(find cdc common http kafka publisher consumer -name '*.h' -o -name '*.cc' |
+for dir in $(find cdc common publisher consumer -name '*.h' -o -name '*.cc' |
                xargs -n1 dirname | sort -u); do
   if [ -z "${allowed[$dir]:-}" ]; then
     echo "$dir: a folder of sources with no place in the include rule: add it to $0" >&2

@@ -14,37 +14,38 @@
 #include "absl/status/statusor.h"
 #include "cdc/catalog_facts.h"
 #include "cdc/lsn.h"
-#include "cdc/postgres/sql_connection.h"
+#include "common/postgres/sql_connection.h"
 
 namespace cdc {
 
-[[nodiscard]] absl::StatusOr<ServerFacts> ReadServerFacts(SqlConnection& sql);
-[[nodiscard]] absl::StatusOr<TableFacts> ReadTableFacts(SqlConnection& sql,
+[[nodiscard]] absl::StatusOr<ServerFacts> ReadServerFacts(outbox::SqlConnection& sql);
+[[nodiscard]] absl::StatusOr<TableFacts> ReadTableFacts(outbox::SqlConnection& sql,
                                                         const std::string& schema,
                                                         const std::string& table);
 [[nodiscard]] absl::StatusOr<PublicationFacts> ReadPublicationFacts(
-    SqlConnection& sql, const std::string& name);
+    outbox::SqlConnection& sql, const std::string& name);
 // retained_bytes is left empty on a server in recovery (no current WAL LSN there).
-[[nodiscard]] absl::StatusOr<SlotFacts> ReadSlotFacts(SqlConnection& sql,
+[[nodiscard]] absl::StatusOr<SlotFacts> ReadSlotFacts(outbox::SqlConnection& sql,
                                                       const std::string& slot);
 
 // "schema.table" names quoted for SQL: "public"."outbox".
-std::vector<std::string> QuoteTables(SqlConnection& sql,
+std::vector<std::string> QuoteTables(outbox::SqlConnection& sql,
                                      const std::vector<std::string>& tables);
 
 // kFailedPrecondition unless wal_level is logical.
-[[nodiscard]] absl::Status EnsureWalLevel(SqlConnection& sql);
+[[nodiscard]] absl::Status EnsureWalLevel(outbox::SqlConnection& sql);
 
 // The current shape of `schema`.`table`, as a Relation message would describe it.
 // kFailedPrecondition when the table does not exist.
-[[nodiscard]] absl::StatusOr<pgoutput::Relation> DescribeTable(SqlConnection& sql,
+[[nodiscard]] absl::StatusOr<pgoutput::Relation> DescribeTable(outbox::SqlConnection& sql,
                                                                const std::string& schema,
                                                                const std::string& table);
 
 // Ensures publication `name` exists and publishes INSERTs of every table in
 // `tables` ("schema.table"). When missing and `create`, creates it FOR TABLE
 // `tables` WITH (publish = 'insert').
-[[nodiscard]] absl::Status EnsurePublication(SqlConnection& sql, const std::string& name,
+[[nodiscard]] absl::Status EnsurePublication(outbox::SqlConnection& sql,
+                                             const std::string& name,
                                              const std::vector<std::string>& tables,
                                              bool create);
 
@@ -62,14 +63,16 @@ struct SlotCreation {
 // returns its consistent point (it streams what commits after it).
 // kAlreadyExists when the slot exists. No answer timeout applies: creating a slot
 // waits for every transaction running now to end, however long.
-[[nodiscard]] absl::StatusOr<Lsn> CreateSlot(SqlConnection& sql, const std::string& slot,
+[[nodiscard]] absl::StatusOr<Lsn> CreateSlot(outbox::SqlConnection& sql,
+                                             const std::string& slot,
                                              const SlotCreation& how);
 
 // Makes an existing slot a failover slot (ALTER_REPLICATION_SLOT, PostgreSQL 17+).
-[[nodiscard]] absl::Status EnableSlotFailover(SqlConnection& sql, const std::string& slot);
+[[nodiscard]] absl::Status EnableSlotFailover(outbox::SqlConnection& sql,
+                                              const std::string& slot);
 
 // DROP_REPLICATION_SLOT on a replication connection; OK when it does not exist.
-[[nodiscard]] absl::Status DropSlot(SqlConnection& sql, const std::string& slot);
+[[nodiscard]] absl::Status DropSlot(outbox::SqlConnection& sql, const std::string& slot);
 
 // Ensures logical slot `slot` exists in this database with the pgoutput plugin,
 // creating it (no snapshot, no failover) when missing and `create`.
@@ -78,7 +81,7 @@ struct SlotCreation {
 // refuse. The publisher itself goes through its slot plan
 // (publisher/postgres/slot_setup.h); this serves the WAL reader's own tests and
 // tools.
-[[nodiscard]] absl::Status EnsureSlot(SqlConnection& sql, const std::string& slot,
+[[nodiscard]] absl::Status EnsureSlot(outbox::SqlConnection& sql, const std::string& slot,
                                       bool create);
 
 // Slot names are restricted by the server to 1-63 lower-case letters, digits, '_'.

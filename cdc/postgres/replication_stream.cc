@@ -17,7 +17,7 @@
 #include "absl/time/clock.h"
 #include "cdc/pg_time.h"
 #include "cdc/postgres/catalog.h"
-#include "cdc/status_macros.h"
+#include "common/status_macros.h"
 
 namespace cdc {
 namespace {
@@ -41,14 +41,15 @@ absl::StatusOr<std::unique_ptr<ReplicationStream>> ReplicationStream::Connect(
     connect_timeout = static_cast<int>(std::max<int64_t>(
         1, absl::ToInt64Seconds(absl::Ceil(setup_timeout, absl::Seconds(1)))));
   }
-  ASSIGN_OR_RETURN(std::unique_ptr<SqlConnection> sql,
-                   SqlConnection::Connect(conninfo, SqlConnection::Mode::kReplication,
-                                          "outbox-publisher", connect_timeout));
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<outbox::SqlConnection> sql,
+      outbox::SqlConnection::Connect(conninfo, outbox::SqlConnection::Mode::kReplication,
+                                     "outbox-publisher", connect_timeout));
   sql->set_answer_timeout(setup_timeout);
   return std::unique_ptr<ReplicationStream>(new ReplicationStream(std::move(sql)));
 }
 
-ReplicationStream::ReplicationStream(std::unique_ptr<SqlConnection> sql)
+ReplicationStream::ReplicationStream(std::unique_ptr<outbox::SqlConnection> sql)
     : sql_(std::move(sql)), conn_(sql_->raw()) {
   // libpq's default receiver ignores its argument (there is no way to read it).
   previous_receiver_ = PQsetNoticeReceiver(conn_, &ReplicationStream::OnNotice, this);
@@ -56,7 +57,7 @@ ReplicationStream::ReplicationStream(std::unique_ptr<SqlConnection> sql)
 
 void ReplicationStream::OnNotice(void* arg, const PGresult* notice) {
   auto* self = static_cast<ReplicationStream*>(arg);
-  std::string message = TrimmedPgMessage(PQresultErrorMessage(notice));
+  std::string message = outbox::TrimmedPgMessage(PQresultErrorMessage(notice));
   if (absl::StrContains(message, "skipped loading publication")) {
     if (self->skipped_publication_.empty()) self->skipped_publication_ = message;
     return;
@@ -81,7 +82,7 @@ absl::Status ReplicationStream::ConnectionError(absl::string_view what) {
 }
 
 absl::StatusOr<SystemIdentity> ReplicationStream::IdentifySystem() {
-  ASSIGN_OR_RETURN(SqlRows rows, sql_->Query("IDENTIFY_SYSTEM"));
+  ASSIGN_OR_RETURN(outbox::SqlRows rows, sql_->Query("IDENTIFY_SYSTEM"));
   if (rows.size() != 1 || rows[0].size() < 4 || !rows[0][1] || !rows[0][2]) {
     return absl::DataLossError("IDENTIFY_SYSTEM returned an unexpected shape");
   }
@@ -94,7 +95,8 @@ absl::StatusOr<SystemIdentity> ReplicationStream::IdentifySystem() {
 }
 
 absl::StatusOr<std::string> ReplicationStream::TimelineHistory(uint32_t timeline) {
-  ASSIGN_OR_RETURN(SqlRows rows, sql_->Query(absl::StrCat("TIMELINE_HISTORY ", timeline)));
+  ASSIGN_OR_RETURN(outbox::SqlRows rows,
+                   sql_->Query(absl::StrCat("TIMELINE_HISTORY ", timeline)));
   // filename, content.
   if (rows.size() != 1 || rows[0].size() != 2 || !rows[0][1]) {
     return absl::DataLossError("TIMELINE_HISTORY returned an unexpected shape");
@@ -118,12 +120,13 @@ absl::Status ReplicationStream::Start(const StartOptions& options) {
   std::string sql =
       absl::StrCat("START_REPLICATION SLOT ", sql_->Quote(options.slot), " LOGICAL ",
                    options.start_lsn.ToString(), " (", absl::StrJoin(opts, ", "), ")");
-  ASSIGN_OR_RETURN(PgResult r, sql_->Execute(sql));
+  ASSIGN_OR_RETURN(outbox::PgResult r, sql_->Execute(sql));
   if (PQresultStatus(r.get()) != PGRES_COPY_BOTH) {
-    std::string message = absl::StrCat("START_REPLICATION failed: ",
-                                       TrimmedPgMessage(PQresultErrorMessage(r.get())));
+    std::string message =
+        absl::StrCat("START_REPLICATION failed: ",
+                     outbox::TrimmedPgMessage(PQresultErrorMessage(r.get())));
     if (PQstatus(conn_) != CONNECTION_OK ||
-        IsTransientServerError(ResultSqlState(r.get()))) {
+        IsTransientServerError(outbox::ResultSqlState(r.get()))) {
       return absl::UnavailableError(message);
     }
     return absl::FailedPreconditionError(message);
@@ -191,12 +194,12 @@ absl::StatusOr<std::optional<ServerMessage>> ReplicationStream::Read(
     }
     if (n == -1) {
       streaming_ = false;
-      PgResult r(PQgetResult(conn_));
-      std::string why = r ? TrimmedPgMessage(PQresultErrorMessage(r.get())) : "";
+      outbox::PgResult r(PQgetResult(conn_));
+      std::string why = r ? outbox::TrimmedPgMessage(PQresultErrorMessage(r.get())) : "";
       std::string message = absl::StrCat("server ended the replication stream",
                                          why.empty() ? "" : ": ", why);
       // A dropped publication or removed WAL will not fix itself by reconnecting.
-      if (r && !IsTransientServerError(ResultSqlState(r.get())) &&
+      if (r && !IsTransientServerError(outbox::ResultSqlState(r.get())) &&
           PQstatus(conn_) == CONNECTION_OK) {
         return absl::FailedPreconditionError(message);
       }
@@ -272,13 +275,13 @@ absl::Status ReplicationStream::Stop(absl::Time deadline) {
       if (PQconsumeInput(conn_) == 0)
         return ConnectionError("ending the replication stream failed");
     }
-    PgResult r(PQgetResult(conn_));
+    outbox::PgResult r(PQgetResult(conn_));
     if (r == nullptr) return absl::OkStatus();
     ExecStatusType st = PQresultStatus(r.get());
     if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
       return absl::UnavailableError(
           absl::StrCat("replication stream ended with an error: ",
-                       TrimmedPgMessage(PQresultErrorMessage(r.get()))));
+                       outbox::TrimmedPgMessage(PQresultErrorMessage(r.get()))));
     }
   }
 }

@@ -21,16 +21,16 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "common/http/metrics_server.h"
+#include "common/kafka_properties.h"
+#include "common/process_environment.h"
+#include "consumer/consumer_metrics.h"
 #include "consumer/example/paid_orders.h"
 #include "consumer/kafka/kafka_dead_letters.h"
 #include "consumer/kafka/kafka_source.h"
 #include "consumer/outbox_consumer.h"
 #include "consumer/postgres/pg_database.h"
-#include "consumer/consumer_metrics.h"
 #include "consumer/unsafe_properties.h"
-#include "http/metrics_server.h"
-#include "common/kafka_properties.h"
-#include "common/process_environment.h"
 
 namespace {
 
@@ -47,7 +47,7 @@ struct Flags {
   int metrics_port = 0;  // 0 = no /metrics.
   std::string metrics_address = "127.0.0.1";
   std::string kafka_config;  // -F FILE.
-  publisher::KafkaProperties command_line;  // -X, in order.
+  outbox::KafkaProperties command_line;  // -X, in order.
   std::vector<std::string> warnings;  // Deprecated flags used.
 };
 
@@ -115,13 +115,13 @@ std::string Parse(int argc, char** argv, Flags& f) {
   }
   if (f.pg.empty() || f.brokers.empty()) return "--pg and --brokers are required";
   if (f.kafka_config.empty()) {
-    f.kafka_config = publisher::ProcessEnvironment().lookup(publisher::kKafkaConfigEnv)
-                         .value_or("");
+    f.kafka_config =
+        outbox::ProcessEnvironment().lookup(outbox::kKafkaConfigEnv).value_or("");
   }
   return "";
 }
 
-int Fail(publisher::Logger& log, const absl::Status& s, const char* what) {
+int Fail(outbox::Logger& log, const absl::Status& s, const char* what) {
   log.Error(what, {{"error", std::string(s.message())}});
   return 1;
 }
@@ -131,17 +131,17 @@ int Fail(publisher::Logger& log, const absl::Status& s, const char* what) {
 int main(int argc, char** argv) {
   Flags f;
   if (std::string why = Parse(argc, argv, f); !why.empty()) return Usage(why);
-  absl::StatusOr<publisher::KafkaProperties> properties = publisher::GatherKafkaProperties(
-      f.kafka_config, publisher::ProcessEnvironment(), f.command_line);
+  absl::StatusOr<outbox::KafkaProperties> properties = outbox::GatherKafkaProperties(
+      f.kafka_config, outbox::ProcessEnvironment(), f.command_line);
   if (properties.ok()) {
     if (absl::Status s = consumer::RefuseUnsafeProperties(*properties); !s.ok()) {
       properties = s;
     }
   }
   if (!properties.ok()) return Usage(std::string(properties.status().message()));
-  publisher::Logger log(
-      f.log_format == "json" ? publisher::LogFormat::kJson : publisher::LogFormat::kText,
-      publisher::LogLevel::kInfo);
+  outbox::Logger log(
+      f.log_format == "json" ? outbox::LogFormat::kJson : outbox::LogFormat::kText,
+      outbox::LogLevel::kInfo);
   for (const std::string& warning : f.warnings) log.Warn(warning);
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGINT, OnSignal);
@@ -177,10 +177,10 @@ int main(int argc, char** argv) {
   consumer::OutboxConsumer c(**source, **db, table, **dead_letters, &paid_orders::Apply,
                              options, log);
   consumer::ConsumerMetrics metrics;
-  std::unique_ptr<publisher::MetricsServer> server;
+  std::unique_ptr<outbox::MetricsServer> server;
   if (f.metrics_port != 0) {
     c.set_metrics(&metrics);
-    auto started = publisher::MetricsServer::Start(
+    auto started = outbox::MetricsServer::Start(
         f.metrics_address, f.metrics_port,
         {[&metrics] { return metrics.RenderPrometheus(absl::Now()); },
          [&metrics] { return metrics.UnhealthyReason(absl::Now()); }});

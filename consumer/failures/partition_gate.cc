@@ -12,8 +12,8 @@ void PartitionGate::Hold(InboundRecord r, absl::Time now, bool counted) {
     // A new record, or another one after a rebalance: its own backoff.
     held_.erase(tp);
     it = held_
-             .emplace(tp, Entry{HeldRecord{},
-                                publisher::Backoff(initial_backoff_, max_backoff_)})
+             .emplace(
+                 tp, Entry{HeldRecord{}, outbox::Backoff(initial_backoff_, max_backoff_)})
              .first;
   }
   Entry& e = it->second;

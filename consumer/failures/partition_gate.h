@@ -55,7 +55,7 @@ class PartitionGate {
  private:
   struct Entry {
     HeldRecord held;
-    publisher::Backoff backoff;
+    outbox::Backoff backoff;
   };
   absl::Duration initial_backoff_, max_backoff_;
   absl::flat_hash_map<TopicPartition, Entry> held_;

@@ -4,7 +4,7 @@
 #include <librdkafka/rdkafka.h>
 
 #include "absl/strings/str_cat.h"
-#include "kafka/client.h"
+#include "common/kafka/client.h"
 
 namespace consumer {
 namespace {
@@ -23,8 +23,8 @@ void OnDelivery(rd_kafka_t*, const rd_kafka_message_t* m, void*) {
   // As the publisher's: success without proof of storage (an implicit
   // acknowledgement) is no success.
   report->stored =
-      publisher::DeliveryReportStatus(m->err, m->offset, rd_kafka_message_status(m),
-                                      rd_kafka_topic_name(m->rkt), m->partition);
+      outbox::DeliveryReportStatus(m->err, m->offset, rd_kafka_message_status(m),
+                                   rd_kafka_topic_name(m->rkt), m->partition);
 }
 
 }  // namespace
@@ -33,7 +33,7 @@ absl::StatusOr<std::unique_ptr<KafkaDeadLetters>> KafkaDeadLetters::Create(
     const std::string& brokers, std::string topic,
     const std::vector<std::pair<std::string, std::string>>& properties) {
   std::unique_ptr<KafkaDeadLetters> d(new KafkaDeadLetters(std::move(topic)));
-  absl::StatusOr<rd_kafka_conf_t*> made = publisher::NewKafkaConf(
+  absl::StatusOr<rd_kafka_conf_t*> made = outbox::NewKafkaConf(
       {
           {"bootstrap.servers", brokers},
           {"client.id", "outbox-consumer-dead-letters"},

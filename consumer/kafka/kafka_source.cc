@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "kafka/client.h"
+#include "common/kafka/client.h"
 
 namespace consumer {
 namespace {
@@ -59,7 +59,7 @@ struct KafkaSourceCallbacks {
 };
 
 absl::StatusOr<std::unique_ptr<KafkaSource>> KafkaSource::Create(
-    const KafkaSourceOptions& options, publisher::Logger& log) {
+    const KafkaSourceOptions& options, outbox::Logger& log) {
   std::unique_ptr<KafkaSource> s(new KafkaSource(log));
   std::vector<std::pair<std::string, std::string>> properties = {
       {"bootstrap.servers", options.brokers},
@@ -75,7 +75,7 @@ absl::StatusOr<std::unique_ptr<KafkaSource>> KafkaSource::Create(
       {"isolation.level", "read_committed"},
   };
   absl::StatusOr<rd_kafka_conf_t*> made =
-      publisher::NewKafkaConf(std::move(properties), options.properties);
+      outbox::NewKafkaConf(std::move(properties), options.properties);
   if (!made.ok()) return made.status();
   rd_kafka_conf_t* conf = *made;
   char err[512];
@@ -182,7 +182,7 @@ absl::StatusOr<std::optional<InboundRecord>> KafkaSource::Poll(absl::Duration ti
   if (m->payload != nullptr) {
     r.value.assign(static_cast<const char*>(m->payload), m->len);
   }
-  r.headers = publisher::MessageHeaders(m);
+  r.headers = outbox::MessageHeaders(m);
   rd_kafka_message_destroy(m);
   return r;
 }

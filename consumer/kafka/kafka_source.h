@@ -37,7 +37,7 @@ struct KafkaSourceOptions {
 class KafkaSource : public RecordSource {
  public:
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<KafkaSource>> Create(
-      const KafkaSourceOptions& options, publisher::Logger& log);
+      const KafkaSourceOptions& options, outbox::Logger& log);
   // Close()s first if not closed yet.
   ~KafkaSource() override;
 
@@ -52,11 +52,11 @@ class KafkaSource : public RecordSource {
   absl::Status Close();
 
  private:
-  explicit KafkaSource(publisher::Logger& log) : log_(log) {}
+  explicit KafkaSource(outbox::Logger& log) : log_(log) {}
   friend struct KafkaSourceCallbacks;  // librdkafka's callbacks (kafka_source.cc).
   void Rebalance(int err, rd_kafka_topic_partition_list_t* partitions);
 
-  publisher::Logger& log_;
+  outbox::Logger& log_;
   rd_kafka_t* rk_ = nullptr;
   bool closed_ = false;
 };

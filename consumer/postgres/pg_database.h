@@ -11,7 +11,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "cdc/postgres/sql_connection.h"
+#include "common/postgres/sql_connection.h"
 #include "consumer/database.h"
 
 namespace consumer {
@@ -39,7 +39,7 @@ class PgDatabase : public Database {
 
   std::string conninfo_;
   std::string application_name_;
-  std::unique_ptr<cdc::SqlConnection> conn_;
+  std::unique_ptr<outbox::SqlConnection> conn_;
   bool lost_ = false;
 };
 

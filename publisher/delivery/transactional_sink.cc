@@ -10,8 +10,8 @@ namespace publisher {
 
 TransactionalSink::TransactionalSink(std::unique_ptr<TransactionLog> log,
                                      std::optional<Checkpoint> committed,
-                                     TransactionalSinkOptions options, Logger& logger,
-                                     Clock clock)
+                                     TransactionalSinkOptions options,
+                                     outbox::Logger& logger, Clock clock)
     : log_(std::move(log)),
       committed_(committed),
       options_(options),

@@ -21,7 +21,7 @@ struct Deleter {
 absl::Status CreateCompactedTopic(const KafkaOptions& kafka, const std::string& topic,
                                   absl::Duration timeout) {
   absl::StatusOr<rd_kafka_conf_t*> conf =
-      NewKafkaConf({{"bootstrap.servers", kafka.brokers}}, kafka.properties);
+      outbox::NewKafkaConf({{"bootstrap.servers", kafka.brokers}}, kafka.properties);
   if (!conf.ok()) return conf.status();
   char err[512];
   std::unique_ptr<rd_kafka_t, Deleter<rd_kafka_t, rd_kafka_destroy>> rk(
@@ -66,7 +66,7 @@ absl::Status CreateCompactedTopic(const KafkaOptions& kafka, const std::string& 
     return absl::UnimplementedError(
         absl::StrCat(what, ": the cluster does not offer CreateTopics"));
   }
-  return KafkaErrorStatus(e, what);
+  return outbox::KafkaErrorStatus(e, what);
 }
 
 }  // namespace publisher

@@ -72,17 +72,17 @@ absl::Duration RequestTimeout(const KafkaOptions& options) {
     }
   };
   read(DefaultProducerProperties(options));
-  read(options.properties);  // -X wins, as in NewKafkaConf.
+  read(options.properties);  // -X wins, as in outbox::NewKafkaConf.
   return absl::Milliseconds(ms);
 }
 
 absl::StatusOr<std::unique_ptr<KafkaSink>> KafkaSink::Create(const KafkaOptions& options,
-                                                             Logger& logger) {
+                                                             outbox::Logger& logger) {
   std::unique_ptr<KafkaSink> sink(new KafkaSink(logger));
   auto properties = DefaultProducerProperties(options);
   properties.emplace_back("log.queue", "true");  // Logs are served by our Poll.
   absl::StatusOr<rd_kafka_conf_t*> made =
-      NewKafkaConf(std::move(properties), options.properties);
+      outbox::NewKafkaConf(std::move(properties), options.properties);
   if (!made.ok()) return made.status();
   rd_kafka_conf_t* conf = *made;
   char err[512];
@@ -146,8 +146,8 @@ absl::Status ProduceRecord(rd_kafka_t* rk, TopicHandles& topics, const OutboxRec
                            void* opaque) {
   rd_kafka_topic_t* rkt = topics.Get(rk, r.topic);
   if (rkt == nullptr) {
-    return KafkaErrorStatus(rd_kafka_last_error(),
-                            absl::StrCat("producing to ", r.topic));
+    return outbox::KafkaErrorStatus(rd_kafka_last_error(),
+                                    absl::StrCat("producing to ", r.topic));
   }
   rd_kafka_headers_t* headers = rd_kafka_headers_new(r.headers.size());
   for (const auto& [name, value] : r.headers) {
@@ -165,7 +165,7 @@ absl::Status ProduceRecord(rd_kafka_t* rk, TopicHandles& topics, const OutboxRec
   if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
     return absl::ResourceExhaustedError("librdkafka's local queue is full");
   }
-  return KafkaErrorStatus(err, absl::StrCat("producing to ", r.topic));
+  return outbox::KafkaErrorStatus(err, absl::StrCat("producing to ", r.topic));
 }
 
 absl::Status KafkaSink::Produce(const OutboxRecord& r, const MessageToken& token,
@@ -193,8 +193,8 @@ void KafkaSink::OnDeliveryReport(rd_kafka_t*, const rd_kafka_message_t* m, void*
   Delivery d;
   d.token = in_flight->token;
   d.dead_letter = in_flight->dead_letter;
-  d.status = DeliveryReportStatus(m->err, m->offset, rd_kafka_message_status(m),
-                                  rd_kafka_topic_name(m->rkt), m->partition);
+  d.status = outbox::DeliveryReportStatus(m->err, m->offset, rd_kafka_message_status(m),
+                                          rd_kafka_topic_name(m->rkt), m->partition);
   if (!d.status.ok()) {
     // Keep what a dead letter needs: the original record.
     d.record.topic = rd_kafka_topic_name(m->rkt);
@@ -202,7 +202,7 @@ void KafkaSink::OnDeliveryReport(rd_kafka_t*, const rd_kafka_message_t* m, void*
     if (m->payload) d.record.value.assign(static_cast<const char*>(m->payload), m->len);
     rd_kafka_timestamp_type_t type;
     d.record.timestamp_ms = rd_kafka_message_timestamp(m, &type);
-    d.record.headers = MessageHeaders(m);
+    d.record.headers = outbox::MessageHeaders(m);
     for (const auto& [name, value] : d.record.headers) {
       if (name == "id") d.record.id = value;
     }
@@ -211,11 +211,12 @@ void KafkaSink::OnDeliveryReport(rd_kafka_t*, const rd_kafka_message_t* m, void*
 }
 
 void KafkaSink::OnLog(const rd_kafka_t* rk, int level, const char* fac, const char* buf) {
-  LogLibrdkafka(static_cast<KafkaSink*>(rd_kafka_opaque(rk))->logger_, level, fac, buf);
+  outbox::LogLibrdkafka(static_cast<KafkaSink*>(rd_kafka_opaque(rk))->logger_, level, fac,
+                        buf);
 }
 
-void ReportLibrdkafkaError(rd_kafka_t* rk, int err, const char* reason, Logger& log,
-                           Metrics* metrics) {
+void ReportLibrdkafkaError(rd_kafka_t* rk, int err, const char* reason,
+                           outbox::Logger& log, Metrics* metrics) {
   auto code = static_cast<rd_kafka_resp_err_t>(err);
   if (code == RD_KAFKA_RESP_ERR__FATAL) {
     char fatal[512];

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/kafka/client.h"
 #include "common/log.h"
-#include "kafka/client.h"
 #include "publisher/delivery/sink.h"
 #include "publisher/kafka/kafka_options.h"
 #include "publisher/kafka/topic_handles.h"
@@ -36,7 +36,7 @@ absl::Duration RequestTimeout(const KafkaOptions& options);
 // Both producers' error callback: logs the error and, when `metrics` is set, hands
 // it to /healthz (Metrics::ReportKafkaError).
 void ReportLibrdkafkaError(rd_kafka_t* rk, int rd_kafka_resp_err, const char* reason,
-                           Logger& log, Metrics* metrics);
+                           outbox::Logger& log, Metrics* metrics);
 
 // Queues `record` on `rk` (its topic's handle from `topics`) with `opaque` for its
 // delivery report. OK, or kResourceExhausted when the local queue is full, or
@@ -49,7 +49,7 @@ class KafkaSink : public Sink {
   // Creates the producer. kInvalidArgument for a bad -X property. `logger` must
   // outlive the sink.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<KafkaSink>> Create(
-      const KafkaOptions& options, Logger& logger);
+      const KafkaOptions& options, outbox::Logger& logger);
   ~KafkaSink() override;
 
   // Asks the cluster for metadata: kUnavailable when no broker answers by `timeout`.
@@ -77,12 +77,12 @@ class KafkaSink : public Sink {
   void set_metrics(Metrics* metrics) { metrics_ = metrics; }
 
  private:
-  KafkaSink(Logger& logger) : logger_(logger) {}
+  KafkaSink(outbox::Logger& logger) : logger_(logger) {}
   static void OnDeliveryReport(rd_kafka_t* rk, const rd_kafka_message_t* m, void* opaque);
   static void OnLog(const rd_kafka_t* rk, int level, const char* fac, const char* buf);
   static void OnError(rd_kafka_t* rk, int err, const char* reason, void* opaque);
 
-  Logger& logger_;
+  outbox::Logger& logger_;
   Metrics* metrics_ = nullptr;
   std::string last_error_;  // The latest error callback's, "" = none yet.
   rd_kafka_t* rk_ = nullptr;
@@ -95,13 +95,13 @@ class KafkaSink : public Sink {
 class KafkaSinkFactory : public SinkFactory {
  public:
   // `log` and `metrics` (may be null) must outlive the factory.
-  KafkaSinkFactory(KafkaOptions options, Logger& log, Metrics* metrics = nullptr)
+  KafkaSinkFactory(KafkaOptions options, outbox::Logger& log, Metrics* metrics = nullptr)
       : options_(std::move(options)), log_(log), metrics_(metrics) {}
   absl::StatusOr<std::unique_ptr<Sink>> Create(bool first) override;
 
  private:
   KafkaOptions options_;
-  Logger& log_;
+  outbox::Logger& log_;
   Metrics* metrics_;
 };
 

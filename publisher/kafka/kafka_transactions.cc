@@ -20,8 +20,8 @@ int Ms(absl::Duration d) {
 
 void KafkaTransactions::OnLog(const rd_kafka_t* rk, int level, const char* fac,
                               const char* buf) {
-  LogLibrdkafka(static_cast<KafkaTransactions*>(rd_kafka_opaque(rk))->log_, level, fac,
-                buf);
+  outbox::LogLibrdkafka(static_cast<KafkaTransactions*>(rd_kafka_opaque(rk))->log_, level,
+                        fac, buf);
 }
 
 void KafkaTransactions::OnError(rd_kafka_t* rk, int err, const char* reason,
@@ -36,11 +36,12 @@ void KafkaTransactions::OnDeliveryReport(rd_kafka_t*, const rd_kafka_message_t* 
   // The message's opaque is the generation of the transaction it was queued in.
   static_cast<KafkaTransactions*>(opaque)->proof_.Report(
       reinterpret_cast<uintptr_t>(m->_private),
-      DeliveryReportStatus(m->err, m->offset, rd_kafka_message_status(m),
-                           rd_kafka_topic_name(m->rkt), m->partition));
+      outbox::DeliveryReportStatus(m->err, m->offset, rd_kafka_message_status(m),
+                                   rd_kafka_topic_name(m->rkt), m->partition));
 }
 
-KafkaTransactions::KafkaTransactions(Logger& log, std::string id, std::string topic)
+KafkaTransactions::KafkaTransactions(outbox::Logger& log, std::string id,
+                                     std::string topic)
     : log_(log), transactional_id_(std::move(id)), checkpoint_topic_(std::move(topic)) {}
 
 std::vector<std::pair<std::string, std::string>> TransactionalProducerProperties(
@@ -71,13 +72,13 @@ std::vector<std::pair<std::string, std::string>> TransactionalProducerProperties
 }
 
 absl::StatusOr<std::unique_ptr<KafkaTransactions>> KafkaTransactions::Create(
-    const KafkaOptions& options, Logger& log, std::string transactional_id,
+    const KafkaOptions& options, outbox::Logger& log, std::string transactional_id,
     std::string checkpoint_topic) {
   std::unique_ptr<KafkaTransactions> t(new KafkaTransactions(
       log, std::move(transactional_id), std::move(checkpoint_topic)));
   auto properties = TransactionalProducerProperties(options, t->transactional_id_);
   absl::StatusOr<rd_kafka_conf_t*> conf =
-      NewKafkaConf(std::move(properties), options.properties);
+      outbox::NewKafkaConf(std::move(properties), options.properties);
   if (!conf.ok()) return conf.status();
   rd_kafka_conf_set_opaque(*conf, t.get());
   rd_kafka_conf_set_log_cb(*conf, &KafkaTransactions::OnLog);

@@ -41,7 +41,7 @@ class KafkaTransactions : public TransactionLog {
   // A producer with the publisher's settings (kafka_sink.h) plus `transactional_id`
   // (implying idempotence and acks=all). `log` must outlive it.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<KafkaTransactions>> Create(
-      const KafkaOptions& options, Logger& log, std::string transactional_id,
+      const KafkaOptions& options, outbox::Logger& log, std::string transactional_id,
       std::string checkpoint_topic);
   ~KafkaTransactions();
 
@@ -64,7 +64,7 @@ class KafkaTransactions : public TransactionLog {
   void set_metrics(Metrics* metrics) { metrics_ = metrics; }
 
  private:
-  KafkaTransactions(Logger& log, std::string id, std::string topic);
+  KafkaTransactions(outbox::Logger& log, std::string id, std::string topic);
   // Maps (and frees) a transactional API error to TransactionLog's codes.
   absl::Status FromError(rd_kafka_error_t* error, absl::string_view what);
   // A fatal producer error: kAborted when it was fencing, else kInternal.
@@ -81,7 +81,7 @@ class KafkaTransactions : public TransactionLog {
   static void OnLog(const rd_kafka_t* rk, int level, const char* fac, const char* buf);
   static void OnError(rd_kafka_t* rk, int err, const char* reason, void* opaque);
 
-  Logger& log_;
+  outbox::Logger& log_;
   Metrics* metrics_ = nullptr;
   std::string transactional_id_;
   std::string checkpoint_topic_;

@@ -20,7 +20,7 @@ class TransactionalSinkFactory : public SinkFactory {
  public:
   // `log` must outlive the factory. `metrics` (may be null) counts Kafka
   // transactions; it must outlive the factory.
-  TransactionalSinkFactory(ExactlyOnceOptions options, Logger& log,
+  TransactionalSinkFactory(ExactlyOnceOptions options, outbox::Logger& log,
                            Metrics* metrics = nullptr)
       : options_(std::move(options)), log_(log), metrics_(metrics) {}
   // kUnavailable while the brokers do not answer (the supervisor retries a rewind's);
@@ -30,7 +30,7 @@ class TransactionalSinkFactory : public SinkFactory {
 
  private:
   ExactlyOnceOptions options_;
-  Logger& log_;
+  outbox::Logger& log_;
   Metrics* metrics_;
 };
 

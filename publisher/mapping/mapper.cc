@@ -14,7 +14,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
 #include "cdc/relation_cache.h"
-#include "cdc/status_macros.h"
+#include "common/status_macros.h"
 #include "publisher/mapping/envelope_writer.h"
 
 namespace publisher {

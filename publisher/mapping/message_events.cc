@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
-#include "cdc/status_macros.h"
+#include "common/status_macros.h"
 #include "publisher/mapping/json_scan.h"
 
 namespace publisher {

@@ -15,7 +15,7 @@ constexpr char kPrefix[] = "outbox_publisher_";
 // Appends one metric family with a single unlabelled sample.
 void Family(std::string* out, absl::string_view name, absl::string_view type,
             absl::string_view help, double value) {
-  AppendMetricFamily(out, kPrefix, name, type, help, value);
+  outbox::AppendMetricFamily(out, kPrefix, name, type, help, value);
 }
 
 }  // namespace
@@ -108,7 +108,8 @@ std::string Metrics::RenderPrometheus(absl::Time now) const {
   std::string out;
   std::string labels;
   for (const auto& [k, v] : info_) {
-    absl::StrAppend(&labels, labels.empty() ? "" : ",", k, "=\"", EscapeLabelValue(v), "\"");
+    absl::StrAppend(&labels, labels.empty() ? "" : ",", k, "=\"",
+                    outbox::EscapeLabelValue(v), "\"");
   }
   absl::StrAppend(&out, "# HELP ", kPrefix,
                   "build_info versions of the publisher and "

@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cdc/postgres/catalog.h"
-#include "cdc/status_macros.h"
+#include "common/status_macros.h"
 #include "publisher/postgres/slot_records.h"
 
 namespace publisher {
@@ -19,7 +19,7 @@ constexpr absl::Duration kAnswerTimeout = absl::Seconds(15);
 
 }  // namespace
 
-CatalogWatcher::CatalogWatcher(CatalogWatcherOptions options, Logger& log,
+CatalogWatcher::CatalogWatcher(CatalogWatcherOptions options, outbox::Logger& log,
                                Metrics& metrics, ExternalFault& fault)
     : options_(std::move(options)), log_(log), metrics_(metrics), fault_(fault) {
   thread_ = std::thread([this] { Loop(); });
@@ -53,8 +53,8 @@ void CatalogWatcher::Loop() {
 
 absl::Status CatalogWatcher::Probe() {
   if (sql_ == nullptr) {
-    ASSIGN_OR_RETURN(sql_, cdc::SqlConnection::Connect(
-                               options_.source.pg, cdc::SqlConnection::Mode::kPlain,
+    ASSIGN_OR_RETURN(sql_, outbox::SqlConnection::Connect(
+                               options_.source.pg, outbox::SqlConnection::Mode::kPlain,
                                "outbox-publisher slot check", kConnectTimeoutSeconds));
     // statement_timeout stops a stuck server; the answer timeout a connection that
     // went silent (which would otherwise also hang shutdown, which joins this).
@@ -64,7 +64,7 @@ absl::Status CatalogWatcher::Probe() {
   if (!watch_) {
     std::vector<std::string> tables;
     for (const TableName& t : options_.source.tables) tables.push_back(t.qualified());
-    ASSIGN_OR_RETURN(cdc::SqlRows here, sql_->Query("SELECT current_database()"));
+    ASSIGN_OR_RETURN(outbox::SqlRows here, sql_->Query("SELECT current_database()"));
     if (here.size() != 1 || here[0].empty() || !here[0][0])
       return absl::DataLossError("current_database() returned nothing");
     watch_.emplace(*here[0][0], options_.max_retained_wal,

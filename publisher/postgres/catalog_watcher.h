@@ -17,8 +17,8 @@
 #include <thread>
 
 #include "absl/status/status.h"
-#include "cdc/postgres/sql_connection.h"
 #include "common/log.h"
+#include "common/postgres/sql_connection.h"
 #include "publisher/operations/catalog_watch.h"
 #include "publisher/operations/metrics.h"
 #include "publisher/postgres/postgres_options.h"
@@ -30,7 +30,7 @@ namespace publisher {
 class CatalogWatcher {
  public:
   // Starts the thread. Every argument must outlive the watcher.
-  CatalogWatcher(CatalogWatcherOptions options, Logger& log, Metrics& metrics,
+  CatalogWatcher(CatalogWatcherOptions options, outbox::Logger& log, Metrics& metrics,
                  ExternalFault& fault);
   // Stops and joins the thread.
   ~CatalogWatcher();
@@ -42,10 +42,10 @@ class CatalogWatcher {
   absl::Status Probe();
 
   CatalogWatcherOptions options_;
-  Logger& log_;
+  outbox::Logger& log_;
   Metrics& metrics_;
   ExternalFault& fault_;
-  std::unique_ptr<cdc::SqlConnection> sql_;
+  std::unique_ptr<outbox::SqlConnection> sql_;
   std::optional<CatalogWatch> watch_;  // Built on the first connection.
   // Raising the state table's horizon (publisher/recovery/horizon.h).
   absl::Status AdvanceHorizon();

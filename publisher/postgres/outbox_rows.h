@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "cdc/pgoutput.h"
-#include "cdc/postgres/sql_connection.h"
+#include "common/postgres/sql_connection.h"
 #include "publisher/recovery/republisher.h"
 
 namespace publisher {
@@ -27,16 +27,16 @@ class OutboxRows : public RowBatches {
   // Declares the cursor over `relation`'s columns (as DescribeTable gives them).
   // `sql` must be inside a transaction and outlive this.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<OutboxRows>> Open(
-      cdc::SqlConnection& sql, const cdc::pgoutput::Relation& relation,
+      outbox::SqlConnection& sql, const cdc::pgoutput::Relation& relation,
       std::optional<uint64_t> published_below_xid);
   ~OutboxRows() override;
 
   absl::StatusOr<std::vector<cdc::pgoutput::Tuple>> Next() override;
 
  private:
-  OutboxRows(cdc::SqlConnection& sql, std::string cursor)
+  OutboxRows(outbox::SqlConnection& sql, std::string cursor)
       : sql_(sql), cursor_(std::move(cursor)) {}
-  cdc::SqlConnection& sql_;
+  outbox::SqlConnection& sql_;
   std::string cursor_;
   bool done_ = false;
 };

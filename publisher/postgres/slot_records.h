@@ -20,7 +20,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "cdc/lsn.h"
-#include "cdc/postgres/sql_connection.h"
+#include "common/postgres/sql_connection.h"
 #include "publisher/mapping/columns.h"
 #include "publisher/recovery/slot_plan.h"
 
@@ -33,7 +33,7 @@ std::string StateTableSql(const std::string& quoted_table);
 class SlotRecords {
  public:
   // `table` "schema.table"; `slot` the row's key. `sql` must outlive this.
-  SlotRecords(cdc::SqlConnection& sql, const TableName& table, std::string slot);
+  SlotRecords(outbox::SqlConnection& sql, const TableName& table, std::string slot);
 
   // Creates the table when missing (with `create`). kFailedPrecondition when it is
   // missing and may not be created, or the role may not write it, with the fix.
@@ -47,7 +47,7 @@ class SlotRecords {
   [[nodiscard]] absl::Status Advance(uint64_t published_below_xid);
 
  private:
-  cdc::SqlConnection& sql_;
+  outbox::SqlConnection& sql_;
   std::string quoted_table_;
   std::string slot_literal_;
 };
@@ -55,7 +55,7 @@ class SlotRecords {
 // A horizon candidate (publisher/recovery/horizon.h): the xmin of a snapshot taken
 // now (as a 64-bit id) and the WAL insert position after it.
 [[nodiscard]] absl::StatusOr<std::pair<uint64_t, cdc::Lsn>> ReadHorizonCandidate(
-    cdc::SqlConnection& sql);
+    outbox::SqlConnection& sql);
 
 }  // namespace publisher
 

@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "cdc/postgres/catalog.h"
-#include "cdc/status_macros.h"
+#include "common/status_macros.h"
 #include "publisher/mapping/mapper.h"
 #include "publisher/postgres/outbox_rows.h"
 #include "publisher/postgres/slot_records.h"
@@ -19,8 +19,11 @@ namespace {
 class SlotSetup {
  public:
   SlotSetup(cdc::ReplicationStream& stream, const PgSessionOptions& options,
-            const std::string& database, Logger& log, SinkFactory* sinks)
-      : sql_(stream.sql()), options_(options), database_(database), log_(log),
+            const std::string& database, outbox::Logger& log, SinkFactory* sinks)
+      : sql_(stream.sql()),
+        options_(options),
+        database_(database),
+        log_(log),
         sinks_(sinks) {
     if (options_.state_table) {
       records_.emplace(sql_, *options_.state_table, options_.source.slot);
@@ -175,10 +178,10 @@ class SlotSetup {
     return absl::OkStatus();
   }
 
-  cdc::SqlConnection& sql_;
+  outbox::SqlConnection& sql_;
   const PgSessionOptions& options_;
   const std::string& database_;
-  Logger& log_;
+  outbox::Logger& log_;
   SinkFactory* sinks_;
   std::optional<SlotRecords> records_;
 };
@@ -186,7 +189,7 @@ class SlotSetup {
 }  // namespace
 
 absl::Status PrepareSlot(cdc::ReplicationStream& stream, const PgSessionOptions& options,
-                         const std::string& database, Logger& log,
+                         const std::string& database, outbox::Logger& log,
                          SinkFactory* republish_sinks) {
   return SlotSetup(stream, options, database, log, republish_sinks).Run();
 }

@@ -3,9 +3,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "cdc/postgres/catalog.h"
-#include "cdc/postgres/conninfo.h"
-#include "cdc/postgres/sql_connection.h"
 #include "common/log.h"
+#include "common/postgres/conninfo.h"
+#include "common/postgres/sql_connection.h"
 #include "publisher/kafka/kafka_sink.h"
 #include "publisher/program/options.h"
 #include "publisher/program/preflight.h"
@@ -21,24 +21,26 @@ constexpr absl::Duration kKafkaTimeout = absl::Seconds(10);
 // the slot is what a promotion will stream from.
 std::vector<StandbyFindings> ReadOtherServers(const Config& config) {
   std::vector<StandbyFindings> out;
-  absl::StatusOr<std::vector<std::string>> hosts = cdc::SplitHosts(config.pg);
+  absl::StatusOr<std::vector<std::string>> hosts = outbox::SplitHosts(config.pg);
   if (!hosts.ok() || hosts->size() < 2) return out;
   for (const std::string& conninfo : *hosts) {
     StandbyFindings f;
-    absl::StatusOr<cdc::ConnParams> params = cdc::ParseConninfo(conninfo);
+    absl::StatusOr<outbox::ConnParams> params = outbox::ParseConninfo(conninfo);
     std::string host = "?", port = "5432";
-    for (const auto& [k, v] : params.ok() ? *params : cdc::ConnParams{}) {
+    for (const auto& [k, v] : params.ok() ? *params : outbox::ConnParams{}) {
       if (k == "host" || (k == "hostaddr" && host == "?")) host = v;
       if (k == "port" && !v.empty()) port = v;
     }
     f.server = absl::StrCat(host, ":", port);
-    absl::StatusOr<std::unique_ptr<cdc::SqlConnection>> sql =
-        cdc::SqlConnection::Connect(conninfo, cdc::SqlConnection::Mode::kPlain,
-                                    "outbox-publisher --check", kConnectTimeoutSeconds);
+    absl::StatusOr<std::unique_ptr<outbox::SqlConnection>> sql =
+        outbox::SqlConnection::Connect(conninfo, outbox::SqlConnection::Mode::kPlain,
+                                       "outbox-publisher --check",
+                                       kConnectTimeoutSeconds);
     f.connect = sql.status();
     if (sql.ok()) {
       (*sql)->set_answer_timeout(kAnswerTimeout);
-      absl::StatusOr<cdc::SqlRows> r = (*sql)->Query("SELECT pg_catalog.pg_is_in_recovery()");
+      absl::StatusOr<outbox::SqlRows> r =
+          (*sql)->Query("SELECT pg_catalog.pg_is_in_recovery()");
       if (!r.ok()) {
         f.connect = r.status();
       } else {
@@ -54,18 +56,18 @@ std::vector<StandbyFindings> ReadOtherServers(const Config& config) {
 
 PgFindings ReadPostgres(const Config& config) {
   PgFindings pg;
-  absl::StatusOr<std::unique_ptr<cdc::SqlConnection>> sql =
-      cdc::SqlConnection::Connect(config.pg, cdc::SqlConnection::Mode::kPlain,
-                                  "outbox-publisher --check", kConnectTimeoutSeconds);
+  absl::StatusOr<std::unique_ptr<outbox::SqlConnection>> sql =
+      outbox::SqlConnection::Connect(config.pg, outbox::SqlConnection::Mode::kPlain,
+                                     "outbox-publisher --check", kConnectTimeoutSeconds);
   pg.connect = sql.status();
   if (!sql.ok()) return pg;
-  cdc::SqlConnection& c = **sql;
+  outbox::SqlConnection& c = **sql;
   // A connection that goes silent fails each remaining check in bounded time.
   c.set_answer_timeout(kAnswerTimeout);
   pg.server = cdc::ReadServerFacts(c);
   pg.replication_connect =
-      cdc::SqlConnection::Connect(config.pg, cdc::SqlConnection::Mode::kReplication,
-                                  "outbox-publisher --check", kConnectTimeoutSeconds)
+      outbox::SqlConnection::Connect(config.pg, outbox::SqlConnection::Mode::kReplication,
+                                     "outbox-publisher --check", kConnectTimeoutSeconds)
           .status();
   std::vector<std::string> tables;
   for (const TableName& t : config.tables) {
@@ -84,7 +86,7 @@ PgFindings ReadPostgres(const Config& config) {
 KafkaFindings ReadKafka(const Config& config) {
   KafkaFindings kafka;
   // Only errors: librdkafka's retries of an unreachable broker are not checks.
-  Logger quiet(LogFormat::kText, LogLevel::kError);
+  outbox::Logger quiet(outbox::LogFormat::kText, outbox::LogLevel::kError);
   absl::StatusOr<std::unique_ptr<KafkaSink>> sink =
       KafkaSink::Create(KafkaOptionsFrom(config), quiet);
   if (!sink.ok()) {

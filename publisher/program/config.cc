@@ -14,9 +14,9 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "cdc/postgres/conninfo.h"
-#include "cdc/status_macros.h"
 #include "common/kafka_properties.h"
+#include "common/postgres/conninfo.h"
+#include "common/status_macros.h"
 
 namespace publisher {
 namespace {
@@ -113,8 +113,8 @@ const std::vector<Flag>& Flags() {
       Flag{"pg", "libpq conninfo string or URI of the primary (default: PG* environment)",
            false,
            [](Config& c, absl::string_view v) -> absl::Status {
-             absl::Status s = cdc::ParseConninfo(v).status();
-             if (!s.ok()) return Bad("pg", cdc::RedactConninfo(v), s.message());
+             absl::Status s = outbox::ParseConninfo(v).status();
+             if (!s.ok()) return Bad("pg", outbox::RedactConninfo(v), s.message());
              c.pg = std::string(v);
              return absl::OkStatus();
            }},
@@ -296,9 +296,9 @@ const std::vector<Flag>& Flags() {
       Flag{"log-format", "json or text", false,
            [](Config& c, absl::string_view v) -> absl::Status {
              if (v == "json") {
-               c.log_format = LogFormat::kJson;
+               c.log_format = outbox::LogFormat::kJson;
              } else if (v == "text") {
-               c.log_format = LogFormat::kText;
+               c.log_format = outbox::LogFormat::kText;
              } else {
                return Bad("log-format", v, "expected json or text");
              }
@@ -306,9 +306,10 @@ const std::vector<Flag>& Flags() {
            }},
       Flag{"log-level", "debug, info, warn or error", false,
            [](Config& c, absl::string_view v) -> absl::Status {
-             for (LogLevel l : {LogLevel::kDebug, LogLevel::kInfo, LogLevel::kWarn,
-                                LogLevel::kError}) {
-               if (v == LogLevelName(l)) {
+             for (outbox::LogLevel l :
+                  {outbox::LogLevel::kDebug, outbox::LogLevel::kInfo,
+                   outbox::LogLevel::kWarn, outbox::LogLevel::kError}) {
+               if (v == outbox::LogLevelName(l)) {
                  c.log_level = l;
                  return absl::OkStatus();
                }
@@ -333,7 +334,7 @@ std::string EnvName(absl::string_view flag) {
                       absl::AsciiStrToUpper(absl::StrReplaceAll(flag, {{"-", "_"}})));
 }
 
-absl::Status AddKafkaProperty(KafkaProperties& properties, absl::string_view kv) {
+absl::Status AddKafkaProperty(outbox::KafkaProperties& properties, absl::string_view kv) {
   size_t eq = kv.find('=');
   if (eq == absl::string_view::npos || eq == 0) {
     return Bad("X", kv, "expected -X key=value (a librdkafka property)");
@@ -422,7 +423,7 @@ absl::StatusOr<int64_t> ParseByteSize(absl::string_view text) {
 }
 
 absl::StatusOr<Config> ParseConfig(const std::vector<std::string>& args,
-                                   const Environment& env) {
+                                   const outbox::Environment& env) {
   Config c;
   for (const Flag& f : Flags()) {
     if (std::optional<std::string> v = env.lookup(EnvName(f.name))) {
@@ -433,7 +434,7 @@ absl::StatusOr<Config> ParseConfig(const std::vector<std::string>& args,
       }
     }
   }
-  KafkaProperties command_line;  // -X, in order.
+  outbox::KafkaProperties command_line;  // -X, in order.
   for (size_t i = 0; i < args.size(); ++i) {
     absl::string_view arg = args[i];
     if (arg == "--help" || arg == "-h") {
@@ -491,11 +492,12 @@ absl::StatusOr<Config> ParseConfig(const std::vector<std::string>& args,
   }
   // Kafka client properties: the file, then OUTBOX_KAFKA_*, then -X; later wins.
   ASSIGN_OR_RETURN(c.kafka_properties,
-                   GatherKafkaProperties(c.kafka_config, env, command_line));
+                   outbox::GatherKafkaProperties(c.kafka_config, env, command_line));
   std::vector<std::string> refused;
   for (const auto& [key, value] : c.kafka_properties) {
     if (std::string why = RefusedBecause(key, value); !why.empty()) {
-      refused.push_back(absl::StrCat(key, "=", ShownPropertyValue(key, value), ": ", why));
+      refused.push_back(
+          absl::StrCat(key, "=", outbox::ShownPropertyValue(key, value), ": ", why));
     }
   }
   if (!refused.empty()) {
@@ -516,7 +518,7 @@ std::string Usage() {
       "replication slot, confirming the slot only after the broker acknowledged.\n"
       "Every flag can also be set as OUTBOX_<FLAG> in the environment (flags win).\n\n";
   Config defaults;
-  std::vector<Field> described = DescribeConfig(defaults);
+  std::vector<outbox::Field> described = DescribeConfig(defaults);
   for (const Flag& f : Flags()) {
     std::string def;
     for (const auto& [k, v] : described) {
@@ -554,11 +556,11 @@ std::optional<TableName> StateTable(const Config& c) {
   return TableName{schema, c.state_table};
 }
 
-std::vector<Field> DescribeConfig(const Config& c) {
+std::vector<outbox::Field> DescribeConfig(const Config& c) {
   std::vector<std::string> tables;
   for (const TableName& t : c.tables) tables.push_back(t.qualified());
-  std::vector<Field> f = {
-      {"pg", c.pg.empty() ? std::string("") : cdc::RedactConninfo(c.pg)},
+  std::vector<outbox::Field> f = {
+      {"pg", c.pg.empty() ? std::string("") : outbox::RedactConninfo(c.pg)},
       {"slot", c.slot},
       {"publication", c.publication},
       {"table", absl::StrJoin(tables, ",")},
@@ -594,11 +596,12 @@ std::vector<Field> DescribeConfig(const Config& c) {
       {"checkpoint-topic", c.checkpoint_topic},
       {"transaction-interval", absl::FormatDuration(c.transaction_interval)},
       {"message-prefix", c.message_prefix},
-      {"log-format", std::string(c.log_format == LogFormat::kJson ? "json" : "text")},
-      {"log-level", std::string(LogLevelName(c.log_level))},
+      {"log-format",
+       std::string(c.log_format == outbox::LogFormat::kJson ? "json" : "text")},
+      {"log-level", std::string(outbox::LogLevelName(c.log_level))},
   };
   for (const auto& [k, v] : c.kafka_properties) {
-    f.push_back({absl::StrCat("X.", k), ShownPropertyValue(k, v)});
+    f.push_back({absl::StrCat("X.", k), outbox::ShownPropertyValue(k, v)});
   }
   return f;
 }

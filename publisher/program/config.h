@@ -46,7 +46,7 @@ struct Config {
   ColumnMapping columns;
   // Kafka client properties, merged from -F/--kafka-config, OUTBOX_KAFKA_* and -X
   // (docs/configuration.md, "Kafka client properties"): each key once, the winning value.
-  KafkaProperties kafka_properties;
+  outbox::KafkaProperties kafka_properties;
   std::string kafka_config;  // -F FILE; "" = none.
   int64_t max_in_flight = 20000;
   int64_t max_in_flight_bytes = 16777216;  // 16 MiB
@@ -54,8 +54,8 @@ struct Config {
   std::string dead_letter_topic = "outbox.dead-letter";
   absl::Duration status_interval = absl::Seconds(10);
   absl::Duration stats_interval = absl::Seconds(30);
-  LogFormat log_format = LogFormat::kJson;
-  LogLevel log_level = LogLevel::kInfo;
+  outbox::LogFormat log_format = outbox::LogFormat::kJson;
+  outbox::LogLevel log_level = outbox::LogLevel::kInfo;
   // Operations (docs/operations.md, "Monitoring").
   int metrics_port = 0;  // 0 = no metrics server.
   std::string metrics_address = "127.0.0.1";
@@ -90,14 +90,14 @@ std::optional<TableName> StateTable(const Config& config);
 
 // Parses `args` (argv without the program name) over the environment.
 [[nodiscard]] absl::StatusOr<Config> ParseConfig(const std::vector<std::string>& args,
-                                                 const Environment& env);
+                                                 const outbox::Environment& env);
 
 // The --help text.
 std::string Usage();
 
 // The effective configuration as log fields, with secrets redacted (the password
 // in --pg, and Kafka properties that hold one: IsSecretProperty).
-std::vector<Field> DescribeConfig(const Config& config);
+std::vector<outbox::Field> DescribeConfig(const Config& config);
 
 }  // namespace publisher
 

@@ -12,15 +12,15 @@
 #include <iostream>
 
 #include "cdc/catalog_facts.h"
+#include "common/http/metrics_server.h"
 #include "common/log.h"
+#include "common/process_environment.h"
 #include "publisher/kafka/kafka_sink.h"
 #include "publisher/kafka/transactional_sink_factory.h"
 #include "publisher/operations/metrics.h"
 #include "publisher/postgres/catalog_watcher.h"
 #include "publisher/postgres/pg_session.h"
 #include "publisher/program/check.h"
-#include "common/process_environment.h"
-#include "http/metrics_server.h"
 #include "publisher/program/config.h"
 #include "publisher/program/options.h"
 #include "publisher/program/versions.h"
@@ -48,7 +48,8 @@ void InstallSignalHandlers() {
   signal(SIGPIPE, SIG_IGN);
 }
 
-int Fail(Logger& log, int code, absl::string_view what, const absl::Status& status) {
+int Fail(outbox::Logger& log, int code, absl::string_view what,
+         const absl::Status& status) {
   log.Error(what, {{"error", std::string(status.message())},
                    {"code", std::string(absl::StatusCodeToString(status.code()))},
                    {"exit_code", int64_t{code}}});
@@ -57,9 +58,9 @@ int Fail(Logger& log, int code, absl::string_view what, const absl::Status& stat
 
 int Main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  absl::StatusOr<Config> config = ParseConfig(args, ProcessEnvironment());
+  absl::StatusOr<Config> config = ParseConfig(args, outbox::ProcessEnvironment());
   if (!config.ok()) {
-    Logger log(LogFormat::kJson, LogLevel::kInfo);
+    outbox::Logger log(outbox::LogFormat::kJson, outbox::LogLevel::kInfo);
     return Fail(log, kExitConfig, "invalid configuration", config.status());
   }
   if (config->help) {
@@ -71,9 +72,9 @@ int Main(int argc, char** argv) {
     return kExitOk;
   }
   if (config->check) return RunChecks(*config, std::cout) ? kExitOk : kExitConfig;
-  Logger log(config->log_format, config->log_level);
-  std::vector<Field> fields = VersionFields();
-  for (Field& f : DescribeConfig(*config)) fields.push_back(std::move(f));
+  outbox::Logger log(config->log_format, config->log_level);
+  std::vector<outbox::Field> fields = VersionFields();
+  for (outbox::Field& f : DescribeConfig(*config)) fields.push_back(std::move(f));
   log.Info("starting outbox-publisher", fields);
   for (const std::string& warning : config->warnings) log.Warn(warning);
   InstallSignalHandlers();
@@ -83,15 +84,16 @@ int Main(int argc, char** argv) {
     info.emplace_back(k, std::get<std::string>(v));
   Metrics metrics(std::move(info));
   metrics.SetMaxRetainedWal(config->max_retained_wal);
-  std::unique_ptr<MetricsServer> server;
+  std::unique_ptr<outbox::MetricsServer> server;
   if (config->metrics_port != 0) {
-    absl::StatusOr<std::unique_ptr<MetricsServer>> s =
-        MetricsServer::Start(config->metrics_address, config->metrics_port,
-                             {[&metrics] { return metrics.RenderPrometheus(absl::Now()); },
-                              [&metrics] {
-                                HealthVerdict v = metrics.Health(absl::Now());
-                                return v.ok ? std::string() : v.reason;
-                              }});
+    absl::StatusOr<std::unique_ptr<outbox::MetricsServer>> s =
+        outbox::MetricsServer::Start(
+            config->metrics_address, config->metrics_port,
+            {[&metrics] { return metrics.RenderPrometheus(absl::Now()); },
+             [&metrics] {
+               HealthVerdict v = metrics.Health(absl::Now());
+               return v.ok ? std::string() : v.reason;
+             }});
     if (!s.ok()) return Fail(log, kExitConfig, "cannot start", s.status());
     server = std::move(*s);
     log.Info("serving /metrics and /healthz", {{"address", config->metrics_address},

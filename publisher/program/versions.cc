@@ -22,7 +22,7 @@ std::string VersionLine() {
                       rd_kafka_version_str(), ", libpq ", LibpqVersion(), ")");
 }
 
-std::vector<Field> VersionFields() {
+std::vector<outbox::Field> VersionFields() {
   return {{"version", std::string(OUTBOX_PUBLISHER_VERSION)},
           {"librdkafka_version", std::string(rd_kafka_version_str())},
           {"libpq_version", LibpqVersion()}};

@@ -3,7 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "cdc/status_macros.h"
+#include "common/status_macros.h"
 
 namespace publisher {
 namespace {

@@ -6,11 +6,11 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "cdc/pg_time.h"
-#include "cdc/status_macros.h"
+#include "common/status_macros.h"
 
 namespace publisher {
 
-Relay::Relay(RelayOptions options, Logger& log, Clock clock)
+Relay::Relay(RelayOptions options, outbox::Logger& log, Clock clock)
     : options_(std::move(options)),
       log_(log),
       clock_(clock),

@@ -51,7 +51,8 @@ class Relay {
 
   // `log` must outlive the relay.
   Relay(
-      RelayOptions options, Logger& log, Clock clock = [] { return absl::Now(); });
+      RelayOptions options, outbox::Logger& log,
+      Clock clock = [] { return absl::Now(); });
 
   // One replication session: `stream` has just started streaming from the slot,
   // so every transaction not yet confirmed arrives again; what was in flight from
@@ -141,7 +142,7 @@ class Relay {
   cdc::WalStream* stream_ = nullptr;         // During Run only.
   Sink* sink_ = nullptr;                     // During Run only.
   const std::atomic<bool>* stop_ = nullptr;  // During Run only.
-  Logger& log_;
+  outbox::Logger& log_;
   Clock clock_;
 
   cdc::pgoutput::StreamDecoder decoder_;

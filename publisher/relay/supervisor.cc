@@ -20,7 +20,7 @@ bool IsSlotHeldElsewhere(const absl::Status& status) {
 }
 
 Supervisor::Supervisor(SupervisorOptions options, SessionSource& sessions,
-                       SinkFactory& sinks, Relay& relay, Logger& log, Sleep sleep)
+                       SinkFactory& sinks, Relay& relay, outbox::Logger& log, Sleep sleep)
     : options_(options),
       sessions_(sessions),
       sinks_(sinks),
@@ -33,7 +33,7 @@ SupervisorResult Supervisor::Run(const std::atomic<bool>& stop) {
   // factory may leave the producer to be made once the slot is held (null).
   absl::StatusOr<std::unique_ptr<Sink>> sink = sinks_.Create(true);
   if (!sink.ok()) return {sink.status(), false};
-  Backoff backoff(options_.backoff_initial, options_.backoff_max);
+  outbox::Backoff backoff(options_.backoff_initial, options_.backoff_max);
   bool started = false;
   while (!stop.load()) {
     absl::StatusOr<Session> session = sessions_.Open();

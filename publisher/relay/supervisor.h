@@ -47,7 +47,7 @@ class Supervisor {
   using Sleep = std::function<void(absl::Duration, const std::atomic<bool>& stop)>;
 
   Supervisor(SupervisorOptions options, SessionSource& sessions, SinkFactory& sinks,
-             Relay& relay, Logger& log, Sleep sleep);
+             Relay& relay, outbox::Logger& log, Sleep sleep);
 
   // Runs until `stop` is set (OK) or an error that retrying cannot cure.
   SupervisorResult Run(const std::atomic<bool>& stop);
@@ -61,7 +61,7 @@ class Supervisor {
   SessionSource& sessions_;
   SinkFactory& sinks_;
   Relay& relay_;
-  Logger& log_;
+  outbox::Logger& log_;
   Sleep sleep_;
   Metrics* metrics_ = nullptr;
 };

@@ -2,7 +2,7 @@
 #include "tests/cdc/catch_up.h"
 
 #include "absl/strings/str_cat.h"
-#include "cdc/status_macros.h"
+#include "common/status_macros.h"
 
 namespace cdc {
 

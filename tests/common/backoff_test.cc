@@ -2,7 +2,7 @@
 
 #include "gtest/gtest.h"
 
-namespace publisher {
+namespace outbox {
 namespace {
 
 TEST(BackoffTest, DoublesUpToTheCapWithJitterInTheUpperHalf) {
@@ -33,4 +33,4 @@ TEST(BackoffTest, JitterSpreadsWaits) {
 }
 
 }  // namespace
-}  // namespace publisher
+}  // namespace outbox

@@ -5,7 +5,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace publisher {
+namespace outbox {
 namespace {
 
 using ::testing::ElementsAre;
@@ -93,4 +93,4 @@ TEST(KafkaPropertiesTest, SecretsAreRecognisedAndHidden) {
 }
 
 }  // namespace
-}  // namespace publisher
+}  // namespace outbox

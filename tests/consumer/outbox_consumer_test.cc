@@ -19,8 +19,7 @@ using ::testing::Pair;
 
 class OutboxConsumerTest : public ::testing::Test {
  protected:
-  OutboxConsumerTest()
-      : log_(publisher::LogFormat::kText, publisher::LogLevel::kWarn, sink_) {
+  OutboxConsumerTest() : log_(outbox::LogFormat::kText, outbox::LogLevel::kWarn, sink_) {
     source_.db_commits = &db_.commits;
     options_.group = "g";
     options_.retry.max_attempts = 3;
@@ -74,7 +73,7 @@ class OutboxConsumerTest : public ::testing::Test {
   }
 
   std::FILE* sink_ = std::fopen("/dev/null", "w");
-  publisher::Logger log_;
+  outbox::Logger log_;
   FakeClock clock_;
   FakeSource source_{clock_};
   FakeDatabase db_;

@@ -14,7 +14,7 @@ trap 'rm -rf "$work"' EXIT
 
 fresh() {  # A copy of the tree in $work/tree.
   rm -rf "$work/tree" && mkdir "$work/tree"
-  cp -r "$root"/{cdc,common,http,kafka,publisher,consumer,proto} "$root"/CMakeLists.txt \
+  cp -r "$root"/{cdc,common,publisher,consumer,proto} "$root"/CMakeLists.txt \
     "$work/tree"/
 }
 plant() {  # plant FILE LINE: a fresh copy with LINE appended to FILE must fail.
@@ -30,11 +30,11 @@ plant publisher/mapping/mapper.cc '#include <librdkafka/rdkafka.h>'
 plant publisher/delivery/checkpoint.h '#include <libpq-fe.h>'
 plant publisher/operations/metrics.cc '#include <httplib.h>'
 plant publisher/relay/relay.cc '#include "publisher/kafka/kafka_sink.h"'
-plant consumer/handler.h '#include "cdc/postgres/sql_connection.h"'
+plant consumer/handler.h '#include "common/postgres/sql_connection.h"'
 plant publisher/mapping/json_scan.h '#include "publisher/relay/relay.h"'
 plant publisher/kafka/kafka_sink.h '#include "publisher/program/config.h"'
 plant consumer/apply_once.cc '#include "consumer/kafka/kafka_source.h"'
-plant cdc/pgoutput.cc '#include "cdc/postgres/sql_connection.h"'
+plant cdc/pgoutput.cc '#include "common/postgres/sql_connection.h"'
 # A new folder of sources must be given its place in the rule.
 fresh
 mkdir -p "$work/tree/publisher/newpart" && echo '// x' >"$work/tree/publisher/newpart/x.h"

@@ -125,7 +125,7 @@ class TransactionalSinkTest : public ::testing::Test {
   }
 
   fakes::FakeClock clock_;
-  Logger logger_{LogFormat::kJson, LogLevel::kError};
+  outbox::Logger logger_{outbox::LogFormat::kJson, outbox::LogLevel::kError};
   TransactionalSinkOptions options_;
   FakeTransactionLog* log_;
   std::unique_ptr<TransactionalSink> sink_;
@@ -410,7 +410,7 @@ class ExactlyOnceRelayTest : public ::testing::Test {
   fakes::FakeClock clock_;
   std::atomic<bool> stop_{false};
   fakes::FakeWalStream stream_;
-  Logger logger_{LogFormat::kJson, LogLevel::kError};
+  outbox::Logger logger_{outbox::LogFormat::kJson, outbox::LogLevel::kError};
   RelayOptions options_;
   TransactionalSinkOptions sink_options_;
   RelayStats stats_;

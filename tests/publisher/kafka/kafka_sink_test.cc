@@ -14,19 +14,19 @@ namespace {
 using ::testing::HasSubstr;
 
 TEST(DeliveryReportStatusTest, StoredOnlyWithAnOffsetAndPersistedStatus) {
-  EXPECT_TRUE(DeliveryReportStatus(RD_KAFKA_RESP_ERR_NO_ERROR, 0,
-                                   RD_KAFKA_MSG_STATUS_PERSISTED, "t", 3)
+  EXPECT_TRUE(outbox::DeliveryReportStatus(RD_KAFKA_RESP_ERR_NO_ERROR, 0,
+                                           RD_KAFKA_MSG_STATUS_PERSISTED, "t", 3)
                   .ok());
-  EXPECT_TRUE(DeliveryReportStatus(RD_KAFKA_RESP_ERR_NO_ERROR, 123456,
-                                   RD_KAFKA_MSG_STATUS_PERSISTED, "t", 3)
+  EXPECT_TRUE(outbox::DeliveryReportStatus(RD_KAFKA_RESP_ERR_NO_ERROR, 123456,
+                                           RD_KAFKA_MSG_STATUS_PERSISTED, "t", 3)
                   .ok());
 }
 
 // rd_kafka_dr_implicit_ack(): success, status PERSISTED, but offset -1001.
 TEST(DeliveryReportStatusTest, ImplicitAckWithoutAnOffsetIsNotProof) {
   absl::Status s =
-      DeliveryReportStatus(RD_KAFKA_RESP_ERR_NO_ERROR, RD_KAFKA_OFFSET_INVALID,
-                           RD_KAFKA_MSG_STATUS_PERSISTED, "orders", 7);
+      outbox::DeliveryReportStatus(RD_KAFKA_RESP_ERR_NO_ERROR, RD_KAFKA_OFFSET_INVALID,
+                                   RD_KAFKA_MSG_STATUS_PERSISTED, "orders", 7);
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(s.message(), HasSubstr("orders [7]"));
   EXPECT_THAT(s.message(), HasSubstr("offset -1001"));
@@ -36,7 +36,8 @@ TEST(DeliveryReportStatusTest, ImplicitAckWithoutAnOffsetIsNotProof) {
 TEST(DeliveryReportStatusTest, PossiblyOrNotPersistedIsNotProof) {
   for (int status :
        {RD_KAFKA_MSG_STATUS_POSSIBLY_PERSISTED, RD_KAFKA_MSG_STATUS_NOT_PERSISTED}) {
-    EXPECT_EQ(DeliveryReportStatus(RD_KAFKA_RESP_ERR_NO_ERROR, 42, status, "t", 0).code(),
+    EXPECT_EQ(outbox::DeliveryReportStatus(RD_KAFKA_RESP_ERR_NO_ERROR, 42, status, "t", 0)
+                  .code(),
               absl::StatusCode::kUnavailable)
         << status;
   }
@@ -53,7 +54,8 @@ TEST(DeliveryReportStatusTest, ErrorsKeepTheirClass) {
         Case{RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT, absl::StatusCode::kUnavailable},
         Case{RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART, absl::StatusCode::kNotFound}}) {
     EXPECT_EQ(
-        DeliveryReportStatus(c.err, -1, RD_KAFKA_MSG_STATUS_NOT_PERSISTED, "t", 0).code(),
+        outbox::DeliveryReportStatus(c.err, -1, RD_KAFKA_MSG_STATUS_NOT_PERSISTED, "t", 0)
+            .code(),
         c.code)
         << rd_kafka_err2name(c.err);
   }

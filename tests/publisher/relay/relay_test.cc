@@ -83,7 +83,7 @@ class RelayTest : public ::testing::Test {
   std::atomic<bool> stop_{false};
   fakes::FakeWalStream stream_;
   fakes::FakeSink sink_;
-  Logger log_{LogFormat::kJson, LogLevel::kError};
+  outbox::Logger log_{outbox::LogFormat::kJson, outbox::LogLevel::kError};
   RelayOptions options_;
   RelayStats stats_;
   Metrics metrics_;

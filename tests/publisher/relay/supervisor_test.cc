@@ -95,7 +95,7 @@ class SupervisorTest : public ::testing::Test {
 
   FakeClock clock_;
   std::atomic<bool> stop_{false}, scratch_{false};
-  Logger log_{LogFormat::kJson, LogLevel::kError};
+  outbox::Logger log_{outbox::LogFormat::kJson, outbox::LogLevel::kError};
   FakeSessions sessions_;
   FakeSinks sinks_;
   Relay relay_;

@@ -9,8 +9,8 @@
 // and kNotFound for SQLSTATEs 42710 (duplicate object) and 42P01 (undefined table);
 // kAborted for 40001, 40P01 and 55P03 (a serialization failure, a deadlock, a
 // lock not granted in time: run the transaction again).
-#ifndef CDC_POSTGRES_SQL_CONNECTION_H_
-#define CDC_POSTGRES_SQL_CONNECTION_H_
+#ifndef COMMON_POSTGRES_SQL_CONNECTION_H_
+#define COMMON_POSTGRES_SQL_CONNECTION_H_
 
 #include <memory>
 #include <optional>
@@ -25,7 +25,7 @@
 typedef struct pg_conn PGconn;
 typedef struct pg_result PGresult;
 
-namespace cdc {
+namespace outbox {
 
 // A PGresult freed when it goes out of scope.
 struct PgResultDeleter {
@@ -98,6 +98,6 @@ std::string TrimmedPgMessage(const char* message);
 // The SQLSTATE of a failed result ("" when it has none).
 std::string ResultSqlState(const PGresult* result);
 
-}  // namespace cdc
+}  // namespace outbox
 
-#endif  // CDC_POSTGRES_SQL_CONNECTION_H_
+#endif  // COMMON_POSTGRES_SQL_CONNECTION_H_

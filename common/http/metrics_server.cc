@@ -1,12 +1,12 @@
 // MetricsServer: routes, binding and the serving thread.
-#include "http/metrics_server.h"
+#include "common/http/metrics_server.h"
 
 #include <httplib.h>
 #include <sys/socket.h>
 
 #include "absl/strings/str_cat.h"
 
-namespace publisher {
+namespace outbox {
 
 MetricsServer::MetricsServer() : server_(std::make_unique<httplib::Server>()) {}
 
@@ -50,4 +50,4 @@ MetricsServer::~MetricsServer() {
   if (thread_.joinable()) thread_.join();
 }
 
-}  // namespace publisher
+}  // namespace outbox

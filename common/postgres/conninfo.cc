@@ -1,5 +1,5 @@
 // Conninfo parsing and redaction on top of PQconninfoParse.
-#include "cdc/postgres/conninfo.h"
+#include "common/postgres/conninfo.h"
 
 #include <libpq-fe.h>
 
@@ -13,7 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 
-namespace cdc {
+namespace outbox {
 
 absl::StatusOr<ConnParams> ParseConninfo(absl::string_view conninfo) {
   std::string text(conninfo);
@@ -89,9 +89,13 @@ absl::StatusOr<std::vector<std::string>> SplitHosts(absl::string_view conninfo) 
   for (size_t i = 0; i < n; ++i) {
     ConnParams one = WithParam(*params, "target_session_attrs", "any");
     // libpq: one port for all hosts, or one per host.
-    if (!hosts.empty()) one = WithParam(one, "host", hosts[std::min(i, hosts.size() - 1)]);
-    if (!addrs.empty()) one = WithParam(one, "hostaddr", addrs[std::min(i, addrs.size() - 1)]);
-    if (!ports.empty()) one = WithParam(one, "port", ports[ports.size() == 1 ? 0 : std::min(i, ports.size() - 1)]);
+    if (!hosts.empty())
+      one = WithParam(one, "host", hosts[std::min(i, hosts.size() - 1)]);
+    if (!addrs.empty())
+      one = WithParam(one, "hostaddr", addrs[std::min(i, addrs.size() - 1)]);
+    if (!ports.empty())
+      one = WithParam(one, "port",
+                      ports[ports.size() == 1 ? 0 : std::min(i, ports.size() - 1)]);
     out.push_back(FormatConninfo(one));
   }
   return out;
@@ -107,4 +111,4 @@ std::string RedactConninfo(absl::string_view conninfo) {
   return absl::StrJoin(parts, " ");
 }
 
-}  // namespace cdc
+}  // namespace outbox

@@ -2,8 +2,8 @@
 // consumer kit's consumer and dead-letter producer): a client configuration, a
 // message's headers, what a delivery report proves, and librdkafka's log lines and
 // error codes in our terms.
-#ifndef KAFKA_CLIENT_H_
-#define KAFKA_CLIENT_H_
+#ifndef COMMON_KAFKA_CLIENT_H_
+#define COMMON_KAFKA_CLIENT_H_
 
 #include <cstdint>
 #include <string>
@@ -18,7 +18,7 @@
 typedef struct rd_kafka_message_s rd_kafka_message_t;
 typedef struct rd_kafka_conf_s rd_kafka_conf_t;
 
-namespace publisher {
+namespace outbox {
 
 // A client configuration: `properties`, then `overrides` (the user's -X) on top.
 // kInvalidArgument naming a property librdkafka refuses. The caller owns the conf.
@@ -53,6 +53,6 @@ absl::Status DeliveryReportStatus(int rd_kafka_resp_err, int64_t offset,
                                   int rd_kafka_msg_status, absl::string_view topic,
                                   int32_t partition);
 
-}  // namespace publisher
+}  // namespace outbox
 
-#endif  // KAFKA_CLIENT_H_
+#endif  // COMMON_KAFKA_CLIENT_H_

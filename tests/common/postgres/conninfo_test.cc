@@ -1,11 +1,11 @@
 // Connection strings: both of libpq's forms parse; defaults fill only what the user
 // left unset; passwords never reach a log.
-#include "cdc/postgres/conninfo.h"
+#include "common/postgres/conninfo.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace cdc {
+namespace outbox {
 namespace {
 
 using ::testing::Contains;
@@ -73,4 +73,4 @@ TEST(ConninfoTest, SplitHostsGivesOneConninfoPerServer) {
 }
 
 }  // namespace
-}  // namespace cdc
+}  // namespace outbox

@@ -2,8 +2,8 @@
 //
 // Abseil 20220623 (Debian bookworm) ships no status macros, so every module uses
 // these two, and only these two, to return early on error.
-#ifndef CDC_STATUS_MACROS_H_
-#define CDC_STATUS_MACROS_H_
+#ifndef COMMON_STATUS_MACROS_H_
+#define COMMON_STATUS_MACROS_H_
 
 #include <utility>
 
@@ -31,4 +31,4 @@
   if (!statusor.ok()) return std::move(statusor).status();  \
   lhs = std::move(statusor).value()
 
-#endif  // CDC_STATUS_MACROS_H_
+#endif  // COMMON_STATUS_MACROS_H_

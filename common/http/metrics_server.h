@@ -4,8 +4,8 @@
 //   GET /healthz  200 "ok", or 503 with a one-line reason
 // It only calls the two functions it is given, which must be safe to call from its
 // thread (the publisher's Metrics and the consumer's take their own locks).
-#ifndef HTTP_METRICS_SERVER_H_
-#define HTTP_METRICS_SERVER_H_
+#ifndef COMMON_HTTP_METRICS_SERVER_H_
+#define COMMON_HTTP_METRICS_SERVER_H_
 
 #include <functional>
 #include <memory>
@@ -18,7 +18,7 @@ namespace httplib {
 class Server;
 }
 
-namespace publisher {
+namespace outbox {
 
 struct MetricsEndpoints {
   std::function<std::string()> metrics;  // The /metrics page.
@@ -46,6 +46,6 @@ class MetricsServer {
   std::thread thread_;
 };
 
-}  // namespace publisher
+}  // namespace outbox
 
-#endif  // HTTP_METRICS_SERVER_H_
+#endif  // COMMON_HTTP_METRICS_SERVER_H_

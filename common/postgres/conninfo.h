@@ -1,8 +1,8 @@
 // libpq connection strings: both forms libpq accepts ("host=... dbname=..." and
 // "postgresql://user@host/db?..."), parsed by libpq itself so that every rule of
 // its grammar (quoting, escapes, PG* environment fallbacks) holds unchanged.
-#ifndef CDC_POSTGRES_CONNINFO_H_
-#define CDC_POSTGRES_CONNINFO_H_
+#ifndef COMMON_POSTGRES_CONNINFO_H_
+#define COMMON_POSTGRES_CONNINFO_H_
 
 #include <string>
 #include <utility>
@@ -11,7 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
-namespace cdc {
+namespace outbox {
 
 // Keyword/value pairs explicitly set in a conninfo string or URI, in libpq's order.
 using ConnParams = std::vector<std::pair<std::string, std::string>>;
@@ -50,6 +50,6 @@ std::string FormatConninfo(const ConnParams& params);
 // not parse is shown only as "<unparsable conninfo>", since it may hold a secret.
 std::string RedactConninfo(absl::string_view conninfo);
 
-}  // namespace cdc
+}  // namespace outbox
 
-#endif  // CDC_POSTGRES_CONNINFO_H_
+#endif  // COMMON_POSTGRES_CONNINFO_H_

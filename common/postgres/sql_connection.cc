@@ -1,5 +1,5 @@
 // SqlConnection: connect, run a statement, classify what went wrong.
-#include "cdc/postgres/sql_connection.h"
+#include "common/postgres/sql_connection.h"
 
 #include <libpq-fe.h>
 #include <poll.h>
@@ -10,10 +10,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "cdc/postgres/conninfo.h"
-#include "cdc/status_macros.h"
+#include "common/postgres/conninfo.h"
+#include "common/status_macros.h"
 
-namespace cdc {
+namespace outbox {
 namespace {
 
 // SQLSTATEs with a status code of their own.
@@ -183,4 +183,4 @@ absl::Status SqlConnection::Command(const std::string& sql) {
   return Query(sql).status();
 }
 
-}  // namespace cdc
+}  // namespace outbox

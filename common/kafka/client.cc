@@ -1,11 +1,11 @@
 // librdkafka helpers shared by the publisher's and the consumer kit's shells.
-#include "kafka/client.h"
+#include "common/kafka/client.h"
 
 #include <librdkafka/rdkafka.h>
 
 #include "absl/strings/str_cat.h"
 
-namespace publisher {
+namespace outbox {
 
 LogLevel FromSyslog(int level) {
   if (level <= 4) return LogLevel::kWarn;
@@ -105,4 +105,4 @@ void LogLibrdkafka(Logger& log, int level, const char* facility, const char* lin
       {{"component", std::string("librdkafka")}, {"facility", std::string(facility)}});
 }
 
-}  // namespace publisher
+}  // namespace outbox
