@@ -40,8 +40,8 @@ struct PgSessionOptions {
   absl::Duration replication_timeout;
 };
 
-// The slot watcher (CatalogWatcher).
-struct CatalogWatcherOptions {
+// The slot watcher (SlotWatcher).
+struct SlotWatcherOptions {
   OutboxSource source;
   std::optional<TableName> state_table;  // Whose horizon it advances.
   int64_t max_retained_wal = 0;        // --max-retained-wal: bytes; warn above.

@@ -18,8 +18,8 @@
 #include "publisher/kafka/kafka_sink.h"
 #include "publisher/kafka/transactional_sink_factory.h"
 #include "publisher/operations/metrics.h"
-#include "publisher/postgres/catalog_watcher.h"
 #include "publisher/postgres/pg_session.h"
+#include "publisher/postgres/slot_watcher.h"
 #include "publisher/program/check.h"
 #include "publisher/program/config.h"
 #include "publisher/program/options.h"
@@ -117,7 +117,7 @@ int Main(int argc, char** argv) {
   Supervisor supervisor(SupervisorOptions{}, sessions, sinks, relay, log,
                         InterruptibleSleep);
   supervisor.set_metrics(&metrics);
-  CatalogWatcher watcher(CatalogWatcherOptionsFrom(*config), log, metrics, fault);
+  SlotWatcher watcher(SlotWatcherOptionsFrom(*config), log, metrics, fault);
   SupervisorResult result = supervisor.Run(g_stop);
   if (!result.status.ok()) {
     // A gap in the slot's history, even one found at a reconnect after a

@@ -64,8 +64,8 @@ PgSessionOptions PgSessionOptionsFrom(const Config& c) {
   return o;
 }
 
-CatalogWatcherOptions CatalogWatcherOptionsFrom(const Config& c) {
-  CatalogWatcherOptions o;
+SlotWatcherOptions SlotWatcherOptionsFrom(const Config& c) {
+  SlotWatcherOptions o;
   o.source = SourceFrom(c);
   o.state_table = StateTable(c);
   o.max_retained_wal = c.max_retained_wal;

@@ -18,7 +18,7 @@ RelayOptions RelayOptionsFrom(const Config& config, std::string database);
 KafkaOptions KafkaOptionsFrom(const Config& config);
 ExactlyOnceOptions ExactlyOnceOptionsFrom(const Config& config);
 PgSessionOptions PgSessionOptionsFrom(const Config& config);
-CatalogWatcherOptions CatalogWatcherOptionsFrom(const Config& config);
+SlotWatcherOptions SlotWatcherOptionsFrom(const Config& config);
 
 }  // namespace publisher
 

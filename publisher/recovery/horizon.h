@@ -1,6 +1,6 @@
 // PublishedHorizon: when the state table's horizon may move, so that a later gap
 // re-publishes only the rows the old slot may not have confirmed. Pure: the slot
-// watcher (publisher/postgres/catalog_watcher.h) reads the server and writes the
+// watcher (publisher/postgres/slot_watcher.h) reads the server and writes the
 // record; this class decides.
 //
 // A candidate is read in one statement: X = the xmin of a fresh snapshot and P =

@@ -1,15 +1,15 @@
-// CatalogWatch: the rules of cdc/catalog_facts.h, plus the retained-WAL crossing.
-#include "publisher/operations/catalog_watch.h"
+// CatalogVerdicts: the rules of cdc/catalog_facts.h, plus the retained-WAL crossing.
+#include "publisher/operations/catalog_verdicts.h"
 
 #include "absl/strings/str_cat.h"
 
 namespace publisher {
 
-CatalogWatch::CatalogWatch(std::string database, int64_t max_retained_wal,
-                           std::string quoted_publication,
-                           std::vector<std::string> tables,
-                           std::vector<std::string> quoted_tables,
-                           std::string literal_slot)
+CatalogVerdicts::CatalogVerdicts(std::string database, int64_t max_retained_wal,
+                                 std::string quoted_publication,
+                                 std::vector<std::string> tables,
+                                 std::vector<std::string> quoted_tables,
+                                 std::string literal_slot)
     : database_(std::move(database)),
       max_retained_wal_(max_retained_wal),
       quoted_publication_(std::move(quoted_publication)),
@@ -17,7 +17,7 @@ CatalogWatch::CatalogWatch(std::string database, int64_t max_retained_wal,
       quoted_tables_(std::move(quoted_tables)),
       literal_slot_(std::move(literal_slot)) {}
 
-WatchVerdict CatalogWatch::Judge(const CatalogFindings& f) {
+WatchVerdict CatalogVerdicts::Judge(const CatalogFindings& f) {
   WatchVerdict v;
   for (const cdc::TableFacts& t : f.tables) {
     if (t.exists) continue;

@@ -1,5 +1,5 @@
-// CatalogWatcher: connect lazily, read, judge, act; sleep until the next interval.
-#include "publisher/postgres/catalog_watcher.h"
+// SlotWatcher: connect lazily, read, judge, act; sleep until the next interval.
+#include "publisher/postgres/slot_watcher.h"
 
 #include <utility>
 
@@ -19,13 +19,13 @@ constexpr absl::Duration kAnswerTimeout = absl::Seconds(15);
 
 }  // namespace
 
-CatalogWatcher::CatalogWatcher(CatalogWatcherOptions options, outbox::Logger& log,
-                               Metrics& metrics, ExternalFault& fault)
+SlotWatcher::SlotWatcher(SlotWatcherOptions options, outbox::Logger& log,
+                         Metrics& metrics, ExternalFault& fault)
     : options_(std::move(options)), log_(log), metrics_(metrics), fault_(fault) {
   thread_ = std::thread([this] { Loop(); });
 }
 
-CatalogWatcher::~CatalogWatcher() {
+SlotWatcher::~SlotWatcher() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
@@ -34,7 +34,7 @@ CatalogWatcher::~CatalogWatcher() {
   thread_.join();
 }
 
-void CatalogWatcher::Loop() {
+void SlotWatcher::Loop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!wake_.wait_for(lock, absl::ToChronoMilliseconds(options_.slot_check_interval),
                          [this] { return stop_; })) {
@@ -42,7 +42,7 @@ void CatalogWatcher::Loop() {
     lock.unlock();
     absl::Status s = Probe();
     if (!s.ok()) {
-      sql_.reset();  // Connect again next time.
+      sql_.reset();     // Connect again next time.
       horizon_.Drop();  // Its server may not be the next connection's.
       log_.Debug("slot check failed; trying again at the next interval",
                  {{"error", std::string(s.message())}});
@@ -51,7 +51,7 @@ void CatalogWatcher::Loop() {
   }
 }
 
-absl::Status CatalogWatcher::Probe() {
+absl::Status SlotWatcher::Probe() {
   if (sql_ == nullptr) {
     ASSIGN_OR_RETURN(sql_, outbox::SqlConnection::Connect(
                                options_.source.pg, outbox::SqlConnection::Mode::kPlain,
@@ -97,7 +97,7 @@ absl::Status CatalogWatcher::Probe() {
   return absl::OkStatus();
 }
 
-absl::Status CatalogWatcher::AdvanceHorizon() {
+absl::Status SlotWatcher::AdvanceHorizon() {
   if (!options_.state_table) return absl::OkStatus();
   RelaySnapshot relay = metrics_.relay();
   RelayProgress progress{relay.stats.sessions, relay.stats.session_confirmed,

@@ -1,4 +1,4 @@
-// CatalogWatch: judges what the slot watcher reads from the catalog while the
+// CatalogVerdicts: judges what the slot watcher reads from the catalog while the
 // publisher streams (--max-retained-wal). Pure: the caller
 // reads the facts (cdc/postgres/catalog.h) and acts on the verdict.
 //   - the slot retains more WAL than --max-retained-wal: a warning, once per
@@ -8,8 +8,8 @@
 //   - the slot lost WAL, an outbox table or the publication was dropped, or the
 //     publication no longer publishes the tables' INSERTs: fatal, with the fix;
 //     the run stops instead of finding out at the next restart.
-#ifndef PUBLISHER_OPERATIONS_CATALOG_WATCH_H_
-#define PUBLISHER_OPERATIONS_CATALOG_WATCH_H_
+#ifndef PUBLISHER_OPERATIONS_CATALOG_VERDICTS_H_
+#define PUBLISHER_OPERATIONS_CATALOG_VERDICTS_H_
 
 #include <cstdint>
 #include <optional>
@@ -33,12 +33,12 @@ struct WatchVerdict {
   std::vector<std::string> notes;     // Log each at info level.
 };
 
-class CatalogWatch {
+class CatalogVerdicts {
  public:
   // `quoted_*`: the same names quoted for SQL, for the fixes the messages name.
-  CatalogWatch(std::string database, int64_t max_retained_wal,
-               std::string quoted_publication, std::vector<std::string> tables,
-               std::vector<std::string> quoted_tables, std::string literal_slot);
+  CatalogVerdicts(std::string database, int64_t max_retained_wal,
+                  std::string quoted_publication, std::vector<std::string> tables,
+                  std::vector<std::string> quoted_tables, std::string literal_slot);
 
   WatchVerdict Judge(const CatalogFindings& findings);
 
@@ -54,4 +54,4 @@ class CatalogWatch {
 
 }  // namespace publisher
 
-#endif  // PUBLISHER_OPERATIONS_CATALOG_WATCH_H_
+#endif  // PUBLISHER_OPERATIONS_CATALOG_VERDICTS_H_

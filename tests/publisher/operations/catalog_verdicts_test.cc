@@ -1,4 +1,4 @@
-#include "publisher/operations/catalog_watch.h"
+#include "publisher/operations/catalog_verdicts.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -9,12 +9,12 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-class CatalogWatchTest : public ::testing::Test {
+class CatalogVerdictsTest : public ::testing::Test {
  protected:
-  CatalogWatchTest()
+  CatalogVerdictsTest()
       : watch_("app", 1000, "\"pub\"", {"public.outbox"}, {"\"public\".\"outbox\""},
                "'slot'") {
-    healthy_.slot = {"slot", true, "logical", "pgoutput", "app", "reserved",
+    healthy_.slot = {"slot", true, "logical", "pgoutput",   "app", "reserved",
                      true,   42,   10,        std::nullopt, false};
     cdc::TableFacts t;
     t.schema = "public";
@@ -24,18 +24,18 @@ class CatalogWatchTest : public ::testing::Test {
     healthy_.publication = {"pub", true, true, {"public.outbox"}};
   }
 
-  CatalogWatch watch_;
+  CatalogVerdicts watch_;
   CatalogFindings healthy_;
 };
 
-TEST_F(CatalogWatchTest, HealthyCatalogSaysNothing) {
+TEST_F(CatalogVerdictsTest, HealthyCatalogSaysNothing) {
   WatchVerdict v = watch_.Judge(healthy_);
   EXPECT_TRUE(v.fatal.ok());
   EXPECT_THAT(v.warnings, IsEmpty());
   EXPECT_THAT(v.notes, IsEmpty());
 }
 
-TEST_F(CatalogWatchTest, RetainedWalWarnsOncePerCrossing) {
+TEST_F(CatalogVerdictsTest, RetainedWalWarnsOncePerCrossing) {
   CatalogFindings f = healthy_;
   f.slot.retained_bytes = 1001;
   WatchVerdict first = watch_.Judge(f);
@@ -54,14 +54,14 @@ TEST_F(CatalogWatchTest, RetainedWalWarnsOncePerCrossing) {
   EXPECT_EQ(watch_.Judge(f).warnings.size(), 1u) << "a second crossing warns again";
 }
 
-TEST_F(CatalogWatchTest, UnreservedSlotWarnsOnce) {
+TEST_F(CatalogVerdictsTest, UnreservedSlotWarnsOnce) {
   CatalogFindings f = healthy_;
   f.slot.wal_status = "unreserved";
   ASSERT_EQ(watch_.Judge(f).warnings.size(), 1u);
   EXPECT_THAT(watch_.Judge(f).warnings, IsEmpty());
 }
 
-TEST_F(CatalogWatchTest, LostSlotIsFatal) {
+TEST_F(CatalogVerdictsTest, LostSlotIsFatal) {
   CatalogFindings f = healthy_;
   f.slot.wal_status = "lost";
   WatchVerdict v = watch_.Judge(f);
@@ -70,7 +70,7 @@ TEST_F(CatalogWatchTest, LostSlotIsFatal) {
   EXPECT_THAT(v.fatal.message(), HasSubstr("pg_drop_replication_slot('slot')"));
 }
 
-TEST_F(CatalogWatchTest, DroppedTableIsFatal) {
+TEST_F(CatalogVerdictsTest, DroppedTableIsFatal) {
   CatalogFindings f = healthy_;
   f.tables[0].exists = false;
   WatchVerdict v = watch_.Judge(f);
@@ -78,7 +78,7 @@ TEST_F(CatalogWatchTest, DroppedTableIsFatal) {
   EXPECT_THAT(v.fatal.message(), HasSubstr("outbox table public.outbox was dropped"));
 }
 
-TEST_F(CatalogWatchTest, DroppedOrNarrowedPublicationIsFatal) {
+TEST_F(CatalogVerdictsTest, DroppedOrNarrowedPublicationIsFatal) {
   CatalogFindings f = healthy_;
   f.publication.exists = false;
   EXPECT_THAT(watch_.Judge(f).fatal.message(),
@@ -93,7 +93,7 @@ TEST_F(CatalogWatchTest, DroppedOrNarrowedPublicationIsFatal) {
   EXPECT_THAT(watch_.Judge(f).fatal.message(), HasSubstr("does not publish INSERTs"));
 }
 
-TEST_F(CatalogWatchTest, UnknownRetainedWalIsNotJudged) {
+TEST_F(CatalogVerdictsTest, UnknownRetainedWalIsNotJudged) {
   CatalogFindings f = healthy_;
   f.slot.retained_bytes.reset();
   WatchVerdict v = watch_.Judge(f);
