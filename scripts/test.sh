@@ -17,8 +17,17 @@ build=${BUILD_DIR:-$root/build}
 
 werror=OFF
 if [ "${CI:-}" = true ]; then werror=ON; fi
+# The deployment checks' tools (promtool is built with Go: minutes on a fresh
+# machine, mostly downloading) are fetched while the project builds; their tests
+# would fetch them anyway, and report a failure.
+tools_log=$(mktemp)
+( "$root/scripts/fetch-tools.sh" promtool && "$root/scripts/fetch-tools.sh" kubernetes-validate ) \
+  >"$tools_log" 2>&1 &
+tools=$!
 cmake -S "$root" -B "$build" -DOUTBOX_WERROR="$werror"
 cmake --build "$build" -j"$(nproc)"
+wait "$tools" || { echo "test.sh: fetching the deployment tools failed:" >&2; cat "$tools_log" >&2; }
+rm -f "$tools_log"
 
 # Two at a time: each integration test starts its own PostgreSQL on a free port.
 ctest --test-dir "$build" --output-on-failure --no-tests=error -j2 "$@"
