@@ -7,20 +7,14 @@
 #                                                virtualenv (the Kubernetes schemas
 #                                                come with it: no network to validate)
 #
-# The cache is $OUTBOX_CACHE_DIR/tools, else ~/.cache/outbox-publisher/tools; as
-# root, /var/cache/outbox-publisher/tools. Bumping a pin fetches anew.
+# The cache is $OUTBOX_CACHE_DIR/tools (default ~/.cache/outbox-publisher/tools), as
+# for scripts/fetch-jars.sh. Bumping a pin fetches anew.
 set -euo pipefail
 
 promtool_version=v0.316.0          # github.com/prometheus/prometheus (Prometheus 3.x)
 kubernetes_validate_version=1.37.0 # its newest schemas: Kubernetes 1.37
 
-if [ -n "${OUTBOX_CACHE_DIR:-}" ]; then
-  cache=$OUTBOX_CACHE_DIR/tools
-elif [ "$(id -u)" -eq 0 ]; then
-  cache=/var/cache/outbox-publisher/tools
-else
-  cache=${XDG_CACHE_HOME:-$HOME/.cache}/outbox-publisher/tools
-fi
+cache=${OUTBOX_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/outbox-publisher}/tools
 mkdir -p "$cache"
 
 die() { echo "fetch-tools: $*" >&2; exit 1; }
