@@ -14,10 +14,12 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "tests/harness/shell.h"
 
 namespace testing_harness {
 
@@ -26,19 +28,13 @@ std::string BuildPath(const std::string& name) {
 }
 
 int FreeTcpPort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return -1;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof(addr);
+  // The harness's one rule for free ports (pg_cluster.sh free-port): outside the
+  // ephemeral range, so that no client's outgoing connection takes it before the
+  // test's server binds it.
+  absl::StatusOr<std::string> out =
+      RunCommand(HarnessPath("pg_cluster.sh") + " free-port");
   int port = -1;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  close(fd);
+  if (!out.ok() || !absl::SimpleAtoi(absl::StripAsciiWhitespace(*out), &port)) return -1;
   return port;
 }
 

@@ -25,7 +25,8 @@ namespace testing_harness {
 // Path of a binary in the build directory (OUTBOX_BUILD_DIR).
 std::string BuildPath(const std::string& name);
 
-// A loopback TCP port nobody listens on right now (bound to port 0, then closed).
+// A loopback TCP port nobody listens on right now, outside the ephemeral range
+// (pg_cluster.sh free-port); -1 if none was found.
 int FreeTcpPort();
 
 // Polls `predicate` every 20 ms until it holds or `timeout` passes.

@@ -51,8 +51,7 @@ class KafkaEnvironment : public ::testing::Environment {
     while (external.size() < 3) {
       // The brokers bind these seconds from now: a port outside the ephemeral
       // range, as the cluster's own.
-      int listen = std::stoi(ValueOrDie(testing_harness::RunCommand(
-          testing_harness::HarnessPath("pg_cluster.sh") + " free-port")));
+      int listen = testing_harness::FreeTcpPort();
       if (!taken.insert(listen).second) continue;
       owned_proxies_.push_back(
           ValueOrDie(BlackholeProxy::Start(absl::StrCat("127.0.0.1:", listen))));
