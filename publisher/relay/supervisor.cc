@@ -42,17 +42,11 @@ SupervisorResult Supervisor::Run(const std::atomic<bool>& stop) {
       bool standby = IsSlotHeldElsewhere(s);
       if (!absl::IsUnavailable(s) || (!started && !standby)) return {s, started};
       absl::Duration wait = standby ? options_.standby_retry : backoff.Next();
-      if (metrics_ != nullptr) {
-        metrics_->SetNotStreamingReason(
-            standby ? "standing by: another publisher holds the slot"
-                    : absl::StrCat("cannot reach PostgreSQL: ", s.message()));
-      }
-      log_.Warn(standby ? "another publisher holds the slot; standing by to take over"
-                        : "cannot reach PostgreSQL; retrying",
-                {{"reason", std::string(s.message())},
-                 {"attempt", int64_t{backoff.attempts()}},
-                 {"retry_in_ms", absl::ToInt64Milliseconds(wait)}});
-      sleep_(wait, stop);
+      WaitToRetry(standby ? "another publisher holds the slot; standing by to take over"
+                          : "cannot reach PostgreSQL; retrying",
+                  standby ? "standing by: another publisher holds the slot"
+                          : absl::StrCat("cannot reach PostgreSQL: ", s.message()),
+                  s, backoff.attempts(), wait, stop);
       continue;
     }
     if (*sink == nullptr) {
@@ -63,16 +57,11 @@ SupervisorResult Supervisor::Run(const std::atomic<bool>& stop) {
         session->stream.reset();
         if (!absl::IsUnavailable(sink.status())) return {sink.status(), started};
         absl::Duration wait = backoff.Next();
-        if (metrics_ != nullptr) {
-          metrics_->SetNotStreamingReason(absl::StrCat(
-              "cannot create the Kafka producer: ", sink.status().message()));
-        }
-        log_.Warn("cannot create the Kafka producer; retrying",
-                  {{"reason", std::string(sink.status().message())},
-                   {"attempt", int64_t{backoff.attempts()}},
-                   {"retry_in_ms", absl::ToInt64Milliseconds(wait)}});
+        absl::Status cause = sink.status();
         sink = std::unique_ptr<Sink>();
-        sleep_(wait, stop);
+        WaitToRetry("cannot create the Kafka producer; retrying",
+                    absl::StrCat("cannot create the Kafka producer: ", cause.message()),
+                    cause, backoff.attempts(), wait, stop);
         continue;
       }
     }
@@ -95,21 +84,25 @@ SupervisorResult Supervisor::Run(const std::atomic<bool>& stop) {
     }
     if (absl::IsUnavailable(s)) {
       absl::Duration wait = backoff.Next();
-      if (metrics_ != nullptr) {
-        metrics_->CountReconnect();
-        metrics_->SetNotStreamingReason(
-            absl::StrCat("replication connection lost; reconnecting: ", s.message()));
-      }
-      log_.Warn("replication connection lost; reconnecting",
-                {{"reason", std::string(s.message())},
-                 {"attempt", int64_t{backoff.attempts()}},
-                 {"retry_in_ms", absl::ToInt64Milliseconds(wait)}});
-      sleep_(wait, stop);
+      if (metrics_ != nullptr) metrics_->CountReconnect();
+      WaitToRetry("replication connection lost; reconnecting",
+                  absl::StrCat("replication connection lost; reconnecting: ", s.message()),
+                  s, backoff.attempts(), wait, stop);
       continue;
     }
     return {s, true};
   }
   return {absl::OkStatus(), started};
+}
+
+void Supervisor::WaitToRetry(absl::string_view warning, const std::string& reason,
+                             const absl::Status& cause, int attempt, absl::Duration wait,
+                             const std::atomic<bool>& stop) {
+  if (metrics_ != nullptr) metrics_->SetNotStreamingReason(reason);
+  log_.Warn(warning, {{"reason", std::string(cause.message())},
+                      {"attempt", int64_t{attempt}},
+                      {"retry_in_ms", absl::ToInt64Milliseconds(wait)}});
+  sleep_(wait, stop);
 }
 
 }  // namespace publisher

@@ -57,6 +57,12 @@ class Supervisor {
   void set_metrics(Metrics* metrics) { metrics_ = metrics; }
 
  private:
+  // Not streaming, and why: tells Metrics `reason`, logs `warning` with `cause`,
+  // the attempt and the wait, then waits `wait` (or until `stop`).
+  void WaitToRetry(absl::string_view warning, const std::string& reason,
+                   const absl::Status& cause, int attempt, absl::Duration wait,
+                   const std::atomic<bool>& stop);
+
   SupervisorOptions options_;
   SessionSource& sessions_;
   SinkFactory& sinks_;
