@@ -57,9 +57,10 @@ absl::Status Relay::Run(cdc::WalStream& stream, Sink& sink,
   PublishMetrics(true);
   while (!stop.load()) {
     PollSink(absl::ZeroDuration());
-    if (!fatal_.ok()) return Finish(fatal_, true);
-    if (absl::Status f = sink.failure(); !f.ok()) return Finish(f, false);
-    if (fault_ != nullptr && fault_->raised()) return Finish(fault_->status(), true);
+    if (!fatal_.ok()) return Finish(fatal_, Outstanding::kDrain);
+    if (absl::Status f = sink.failure(); !f.ok()) return Finish(f, Outstanding::kLeave);
+    if (fault_ != nullptr && fault_->raised())
+      return Finish(fault_->status(), Outstanding::kDrain);
 
     // A sink that acknowledges whole transactions only must be fed each one to
     // its end (Sink::acknowledges_whole_transactions).
@@ -83,24 +84,26 @@ absl::Status Relay::Run(cdc::WalStream& stream, Sink& sink,
       PollSink(std::max(wake - now, absl::ZeroDuration()));
     } else {
       absl::StatusOr<std::optional<cdc::ServerMessage>> m = stream_->Read(wake);
-      if (!m.ok()) return Finish(m.status(), false);
+      if (!m.ok()) return Finish(m.status(), Outstanding::kLeave);
       if (m->has_value()) {
         silence_.Heard(now);
         absl::Status s = HandleServerMessage(**m);
-        if (!s.ok()) return Finish(s, !absl::IsUnavailable(s));
+        if (!s.ok())
+          return Finish(
+              s, absl::IsUnavailable(s) ? Outstanding::kLeave : Outstanding::kDrain);
       } else if (silence_.Expired(clock_())) {
-        return Finish(SilentServer(), false);
+        return Finish(SilentServer(), Outstanding::kLeave);
       }
     }
-    if (!fatal_.ok()) return Finish(fatal_, true);
+    if (!fatal_.ok()) return Finish(fatal_, Outstanding::kDrain);
     absl::Status s = MaybeSendStatus(false);
-    if (!s.ok()) return Finish(s, false);
+    if (!s.ok()) return Finish(s, Outstanding::kLeave);
     MaybeLogStats(false);
     // `now` is this turn's reading (before the read): a copy due a turn late is fine,
     // and the hot path pays no extra clock reading per message.
     if (now >= next_metrics_) PublishMetrics(true);
   }
-  return Finish(absl::OkStatus(), true);
+  return Finish(absl::OkStatus(), Outstanding::kDrain);
 }
 
 void Relay::PublishMetrics(bool streaming) {
@@ -433,21 +436,21 @@ absl::Status Relay::SilentServer() {
       "): reconnecting"));
 }
 
-absl::Status Relay::Finish(absl::Status why, bool drain) {
+absl::Status Relay::Finish(absl::Status why, Outstanding outstanding) {
   // Stop reading. Unless the stream or the producer is gone, let outstanding
   // deliveries land so the confirmation goes as far as is safe, then confirm it. A
   // failed row's transaction, and everything after it, stays unconfirmed.
   // The producer will report nothing more.
   if (absl::IsAborted(why) || !sink_->failure().ok()) {
-    drain = false;
+    outstanding = Outstanding::kLeave;
   } else {
     sink_->EndRun();
     if (why.ok() && !sink_->failure().ok()) {
       why = sink_->failure();  // Its last Kafka transaction failed.
-      drain = false;
+      outstanding = Outstanding::kLeave;
     }
   }
-  if (drain) Drain(clock_() + options_.drain_timeout);
+  if (outstanding == Outstanding::kDrain) Drain(clock_() + options_.drain_timeout);
   absl::Status status = absl::OkStatus(), stop = absl::OkStatus();
   if (!absl::IsUnavailable(why)) {
     status = MaybeSendStatus(true);

@@ -133,7 +133,10 @@ class Relay {
   void MaybeLogStats(bool force);
   // Serves delivery reports until the sink has none outstanding or the deadline.
   void Drain(absl::Time deadline);
-  absl::Status Finish(absl::Status why, bool drain);
+  // What Finish does with deliveries still outstanding: wait for them (up to
+  // drain_timeout) so the confirmation goes as far as is safe, or leave them.
+  enum class Outstanding { kDrain, kLeave };
+  absl::Status Finish(absl::Status why, Outstanding outstanding);
   // The server said nothing for --replication-timeout: logs why, returns the
   // kUnavailable that makes the supervisor reconnect.
   absl::Status SilentServer();
