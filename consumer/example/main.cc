@@ -114,10 +114,6 @@ std::string Parse(int argc, char** argv, Flags& f) {
     }
   }
   if (f.pg.empty() || f.brokers.empty()) return "--pg and --brokers are required";
-  if (f.kafka_config.empty()) {
-    f.kafka_config =
-        outbox::ProcessEnvironment().lookup(outbox::kKafkaConfigEnv).value_or("");
-  }
   return "";
 }
 
@@ -131,8 +127,13 @@ int Fail(outbox::Logger& log, const absl::Status& s, const char* what) {
 int main(int argc, char** argv) {
   Flags f;
   if (std::string why = Parse(argc, argv, f); !why.empty()) return Usage(why);
-  absl::StatusOr<outbox::KafkaProperties> properties = outbox::GatherKafkaProperties(
-      f.kafka_config, outbox::ProcessEnvironment(), f.command_line);
+  // -F wins over OUTBOX_KAFKA_CONFIG, as a flag over its variable.
+  outbox::Environment env = outbox::ProcessEnvironment();
+  if (f.kafka_config.empty()) {
+    f.kafka_config = env.lookup(outbox::kKafkaConfigEnv).value_or("");
+  }
+  absl::StatusOr<outbox::KafkaProperties> properties =
+      outbox::GatherKafkaProperties(f.kafka_config, env, f.command_line);
   if (properties.ok()) {
     if (absl::Status s = consumer::RefuseUnsafeProperties(*properties); !s.ok()) {
       properties = s;
