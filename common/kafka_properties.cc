@@ -96,6 +96,18 @@ absl::StatusOr<KafkaProperties> GatherKafkaProperties(
       {from_file, KafkaPropertiesFromEnvironment(env.names, env.lookup), command_line});
 }
 
+std::optional<bool> KafkaBoolean(absl::string_view value) {
+  if (absl::EqualsIgnoreCase(value, "true") || absl::EqualsIgnoreCase(value, "t") ||
+      value == "1") {
+    return true;
+  }
+  if (absl::EqualsIgnoreCase(value, "false") || absl::EqualsIgnoreCase(value, "f") ||
+      value == "0") {
+    return false;
+  }
+  return std::nullopt;
+}
+
 bool IsSecretProperty(absl::string_view key) {
   std::string k = absl::AsciiStrToLower(key);
   return absl::StrContains(k, "password") || absl::StrContains(k, "secret") ||

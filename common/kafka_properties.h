@@ -65,6 +65,10 @@ KafkaProperties MergeKafkaProperties(const std::vector<KafkaProperties>& lowest_
 [[nodiscard]] absl::StatusOr<KafkaProperties> GatherKafkaProperties(
     const std::string& file, const Environment& env, const KafkaProperties& command_line);
 
+// A boolean property's value as librdkafka reads it (true/t/1, false/f/0, case
+// aside); nullopt for anything else, which librdkafka refuses.
+std::optional<bool> KafkaBoolean(absl::string_view value);
+
 // Whether a property holds a secret: its name says password, secret or key (but
 // not a key's location), or it carries credentials (sasl.jaas.config,
 // sasl.oauthbearer.config).

@@ -3,19 +3,14 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
 namespace consumer {
 namespace {
 
-bool IsTrue(const std::string& v) {  // As librdkafka reads a boolean.
-  return absl::EqualsIgnoreCase(v, "true") || absl::EqualsIgnoreCase(v, "t") || v == "1";
-}
-
 std::string RefusedBecause(const std::string& key, const std::string& v) {
-  if (key == "enable.auto.offset.store" && IsTrue(v)) {
+  if (key == "enable.auto.offset.store" && outbox::KafkaBoolean(v) == true) {
     return "the group would commit a record's offset before its effect committed, so "
            "a crash skips the effect";
   }

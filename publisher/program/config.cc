@@ -343,10 +343,6 @@ absl::Status AddKafkaProperty(outbox::KafkaProperties& properties, absl::string_
   return absl::OkStatus();
 }
 
-bool IsFalse(absl::string_view v) {  // As librdkafka reads a boolean.
-  return absl::EqualsIgnoreCase(v, "false") || absl::EqualsIgnoreCase(v, "f") || v == "0";
-}
-
 // Why a Kafka property setting is refused, or "" when it is not. Most would void
 // a promise (docs/design.md); both producers, at-least-once and exactly-once, use them.
 std::string RefusedBecause(const std::string& key, const std::string& v) {
@@ -357,7 +353,7 @@ std::string RefusedBecause(const std::string& key, const std::string& v) {
   if (is({"transactional.id"})) {
     return "set --delivery=exactly-once and --transactional-id instead";
   }
-  if (is({"enable.idempotence"}) && IsFalse(v)) {
+  if (is({"enable.idempotence"}) && outbox::KafkaBoolean(v) == false) {
     return "voids per-key order and retries without duplicates (guarantee 4, the "
            "idempotent producer)";
   }
@@ -382,7 +378,7 @@ std::string RefusedBecause(const std::string& key, const std::string& v) {
     return "voids per-key order (guarantee 4): one key's messages would land on "
            "several partitions";
   }
-  if (is({"delivery.report.only.error"}) && !IsFalse(v)) {
+  if (is({"delivery.report.only.error"}) && outbox::KafkaBoolean(v) != false) {
     return "voids the slot's confirmation (guarantees 2 and 7): the slot is confirmed "
            "from successful delivery reports, which this turns off";
   }

@@ -78,6 +78,15 @@ TEST(KafkaPropertiesTest, GatherReadsTheFileThroughTheEnvironment) {
   EXPECT_TRUE(GatherKafkaProperties("", env, {}).ok());  // No file: none read.
 }
 
+TEST(KafkaPropertiesTest, BooleansReadAsLibrdkafkaReadsThem) {
+  for (const char* yes : {"true", "TRUE", "t", "T", "1"})
+    EXPECT_EQ(KafkaBoolean(yes), true);
+  for (const char* no : {"false", "False", "f", "0"}) EXPECT_EQ(KafkaBoolean(no), false);
+  for (const char* neither : {"yes", "no", "", "2"}) {
+    EXPECT_EQ(KafkaBoolean(neither), std::nullopt) << neither;
+  }
+}
+
 TEST(KafkaPropertiesTest, SecretsAreRecognisedAndHidden) {
   for (const char* secret : {"sasl.password", "ssl.key.password", "ssl.keystore.password",
                              "sasl.oauthbearer.client.secret", "ssl.key.pem",
