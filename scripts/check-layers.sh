@@ -20,11 +20,11 @@ shell_folders='common/(postgres|kafka|http)/|cdc/postgres/|publisher/(kafka|post
 declare -A allowed=(
   [common]='common/[a-z_]+\.h'
   [cdc]='cdc/[a-z_]+\.h|common/[a-z_]+\.h'
-  [publisher/mapping]='cdc/|common/[a-z_]+\.h|outbox/|publisher/mapping/'
-  [publisher/operations]='cdc/|common/[a-z_]+\.h|publisher/operations/'
-  [publisher/delivery]='cdc/|common/[a-z_]+\.h|outbox/|publisher/(mapping|operations|delivery)/'
-  [publisher/relay]='cdc/|common/[a-z_]+\.h|outbox/|publisher/(mapping|operations|delivery|relay)/'
-  [publisher/recovery]='cdc/|common/[a-z_]+\.h|outbox/|publisher/(mapping|delivery|recovery)/'
+  [publisher/delivery]='cdc/|common/[a-z_]+\.h|outbox/|publisher/delivery/'
+  [publisher/mapping]='cdc/|common/[a-z_]+\.h|outbox/|publisher/(delivery|mapping)/'
+  [publisher/relay]='cdc/|common/[a-z_]+\.h|outbox/|publisher/(delivery|mapping|relay)/'
+  [publisher/recovery]='cdc/|common/[a-z_]+\.h|outbox/|publisher/(delivery|mapping|recovery)/'
+  [publisher/operations]='cdc/|common/[a-z_]+\.h|publisher/(delivery|relay|operations)/'
   [consumer]='common/[a-z_]+\.h|outbox/|consumer/(failures/)?[a-z_]+\.h'
   [consumer/failures]='common/[a-z_]+\.h|outbox/|consumer/(failures/)?[a-z_]+\.h'
   # Shells: the pure parts below them, and their own library.

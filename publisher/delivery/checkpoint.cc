@@ -2,8 +2,8 @@
 #include "publisher/delivery/checkpoint.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/proto_time.h"
 #include "outbox/v1/checkpoint.pb.h"
-#include "publisher/mapping/proto_time.h"
 
 namespace publisher {
 std::string EncodeCheckpoint(const Checkpoint& c, absl::string_view transactional_id,
@@ -11,8 +11,8 @@ std::string EncodeCheckpoint(const Checkpoint& c, absl::string_view transactiona
   outbox::v1::Checkpoint m;
   m.set_end_lsn(c.end_lsn.value());
   m.set_xid(c.xid);
-  SetTimestamp(m.mutable_commit_time(), c.commit_time);
-  SetTimestamp(m.mutable_written_at(), written_at);
+  outbox::SetTimestamp(m.mutable_commit_time(), c.commit_time);
+  outbox::SetTimestamp(m.mutable_written_at(), written_at);
   m.set_transactional_id(std::string(transactional_id));
   m.set_system_identifier(c.system_id);
   m.set_timeline(c.timeline);
@@ -34,8 +34,9 @@ absl::StatusOr<Checkpoint> DecodeCheckpoint(absl::string_view value,
         absl::StrCat("the checkpoint record keyed ", transactional_id,
                      " names transactional id \"", m.transactional_id(), "\""));
   }
-  return Checkpoint{cdc::Lsn(m.end_lsn()), m.xid(), FromTimestamp(m.commit_time()),
-                    m.system_identifier(), m.timeline()};
+  return Checkpoint{cdc::Lsn(m.end_lsn()), m.xid(),
+                    outbox::FromTimestamp(m.commit_time()), m.system_identifier(),
+                    m.timeline()};
 }
 
 std::optional<Checkpoint> OnTimeline(const std::optional<Checkpoint>& latest,

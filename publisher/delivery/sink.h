@@ -13,7 +13,7 @@
 #include "absl/time/time.h"
 #include "publisher/delivery/checkpoint.h"
 #include "publisher/delivery/message_token.h"
-#include "publisher/mapping/mapper.h"
+#include "publisher/delivery/outbox_record.h"
 
 namespace publisher {
 

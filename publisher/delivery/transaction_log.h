@@ -24,7 +24,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "publisher/delivery/checkpoint.h"
-#include "publisher/mapping/mapper.h"
+#include "publisher/delivery/outbox_record.h"
 
 namespace publisher {
 

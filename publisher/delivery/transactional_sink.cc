@@ -122,7 +122,7 @@ void TransactionalSink::Fail(const absl::Status& why, bool abort) {
 
 void TransactionalSink::Count(bool committed) {
   ++(committed ? stats_.committed : stats_.aborted);
-  if (metrics_ != nullptr) metrics_->CountKafkaTransaction(committed);
+  if (counter_ != nullptr) counter_->CountKafkaTransaction(committed);
 }
 
 void TransactionalSink::Discard() {

@@ -33,7 +33,6 @@
 #include "publisher/delivery/checkpoint.h"
 #include "publisher/delivery/sink.h"
 #include "publisher/delivery/transaction_log.h"
-#include "publisher/operations/metrics.h"
 
 namespace publisher {
 
@@ -51,6 +50,13 @@ struct TransactionalSinkOptions {
 };
 
 // Figures for the stats line and /metrics.
+// Where a Kafka transaction's outcome is also counted (the program's Metrics).
+class KafkaTransactionCounter {
+ public:
+  virtual ~KafkaTransactionCounter() = default;
+  virtual void CountKafkaTransaction(bool committed) = 0;
+};
+
 struct TransactionStats {
   uint64_t committed = 0;  // Kafka transactions.
   uint64_t aborted = 0;
@@ -81,7 +87,7 @@ class TransactionalSink : public Sink {
 
   const TransactionStats& stats() const { return stats_; }
   // Where commits and aborts are also counted; not owned, may be null.
-  void set_metrics(Metrics* metrics) { metrics_ = metrics; }
+  void set_transaction_counter(KafkaTransactionCounter* counter) { counter_ = counter; }
 
  private:
   // Messages of one PostgreSQL transaction (and whether they are dead letters),
@@ -97,7 +103,7 @@ class TransactionalSink : public Sink {
   // and `due`.
   void MaybeCommit(bool due);
   void Commit();
-  // Counts a Kafka transaction's outcome in stats_ and metrics_.
+  // Counts a Kafka transaction's outcome in stats_ and counter_.
   void Count(bool committed);
   // The Kafka transaction (or the producer) failed with `why`: abort it (when
   // `abort`), drop what it held, and set failure_.
@@ -119,7 +125,7 @@ class TransactionalSink : public Sink {
   size_t ready_messages_ = 0;
   absl::Status failure_;
   TransactionStats stats_;
-  Metrics* metrics_ = nullptr;
+  KafkaTransactionCounter* counter_ = nullptr;
 };
 
 }  // namespace publisher

@@ -101,7 +101,7 @@ absl::StatusOr<std::unique_ptr<Sink>> TransactionalSinkFactory::Create(bool firs
   options.commit_timeout = RequestTimeout(options_.kafka) + kCommitTimeoutMargin;
   auto sink =
       std::make_unique<TransactionalSink>(std::move(*txn), *latest, options, log_);
-  sink->set_metrics(metrics_);
+  sink->set_transaction_counter(metrics_);
   return std::unique_ptr<Sink>(std::move(sink));
 }
 

@@ -4,7 +4,7 @@
 #include <cassert>
 #include <cstring>
 
-#include "publisher/mapping/timestamp_parts.h"
+#include "common/timestamp_parts.h"
 
 namespace publisher {
 namespace {
@@ -35,7 +35,7 @@ struct Stamp {
   uint64_t nanos;
 };
 Stamp ToStamp(absl::Time t) {
-  TimestampParts parts = SplitTimestamp(t);
+  outbox::TimestampParts parts = outbox::SplitTimestamp(t);
   return {static_cast<uint64_t>(parts.seconds), static_cast<uint64_t>(parts.nanos)};
 }
 size_t StampSize(const Stamp& s) { return NumberSize(s.seconds) + NumberSize(s.nanos); }

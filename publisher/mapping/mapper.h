@@ -23,6 +23,7 @@
 #include "cdc/lsn.h"
 #include "cdc/pgoutput.h"
 #include "outbox/v1/envelope.pb.h"
+#include "publisher/delivery/outbox_record.h"
 #include "publisher/mapping/columns.h"
 
 namespace publisher {
@@ -34,16 +35,6 @@ struct RowSource {
   uint32_t xid = 0;
   absl::Time commit_time;
   std::string database;
-};
-
-// What the sink produces.
-struct OutboxRecord {
-  std::string topic;
-  std::string key;
-  std::string value;  // Serialized outbox.v1.Envelope.
-  std::vector<std::pair<std::string, std::string>> headers;
-  int64_t timestamp_ms = 0;
-  std::string id;  // For logs.
 };
 
 inline constexpr char kEnvelopeContentType[] =

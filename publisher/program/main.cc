@@ -112,11 +112,11 @@ int Main(int argc, char** argv) {
   PgSessionSource sessions(PgSessionOptionsFrom(*config), log, &at_least_once);
   Relay relay(RelayOptionsFrom(*config, ""), log);
   ExternalFault fault;
-  relay.set_metrics(&metrics);
+  relay.set_monitor(&metrics);
   relay.set_external_fault(&fault);
   Supervisor supervisor(SupervisorOptions{}, sessions, sinks, relay, log,
                         InterruptibleSleep);
-  supervisor.set_metrics(&metrics);
+  supervisor.set_monitor(&metrics);
   SlotWatcher watcher(SlotWatcherOptionsFrom(*config), log, metrics, fault);
   SupervisorResult result = supervisor.Run(g_stop);
   if (!result.status.ok()) {

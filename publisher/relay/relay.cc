@@ -108,7 +108,7 @@ absl::Status Relay::Run(cdc::WalStream& stream, Sink& sink,
 
 void Relay::PublishMetrics(bool streaming) {
   next_metrics_ = clock_() + options_.metrics_interval;
-  if (metrics_ == nullptr) return;
+  if (monitor_ == nullptr) return;
   RelaySnapshot m;
   m.streaming = streaming;
   m.stats = stats_;
@@ -117,7 +117,7 @@ void Relay::PublishMetrics(bool streaming) {
   m.oldest_unacked = tracker_.oldest_unacknowledged();
   m.last_heard = silence_.last_heard();
   m.replication_timeout = options_.replication_timeout;
-  metrics_->PublishRelay(m);
+  monitor_->PublishRelay(m);
 }
 
 void Relay::CountError(ErrorKind kind) {

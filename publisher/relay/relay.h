@@ -36,10 +36,10 @@
 #include "publisher/delivery/sink.h"
 #include "publisher/mapping/mapper.h"
 #include "publisher/mapping/message_events.h"
-#include "publisher/operations/metrics.h"
 #include "publisher/relay/ack_tracker.h"
 #include "publisher/relay/dead_letter_policy.h"
 #include "publisher/relay/external_fault.h"
+#include "publisher/relay/relay_monitor.h"
 #include "publisher/relay/relay_options.h"
 #include "publisher/relay/silence_watch.h"
 
@@ -83,7 +83,7 @@ class Relay {
 
   // Where the relay publishes its figures (every metrics_interval, and when a run
   // starts and ends); not owned, may be null. Set before Run.
-  void set_metrics(Metrics* metrics) { metrics_ = metrics; }
+  void set_monitor(RelayMonitor* monitor) { monitor_ = monitor; }
 
   // Checked on every turn of the loop: once it holds an error, the run ends with
   // it (the slot watcher found the slot lost or the outbox dropped). Not owned,
@@ -172,7 +172,7 @@ class Relay {
   absl::Time next_status_ = absl::InfinitePast();
   absl::Time next_stats_ = absl::InfinitePast();
   absl::Time next_metrics_ = absl::InfinitePast();
-  Metrics* metrics_ = nullptr;
+  RelayMonitor* monitor_ = nullptr;
   const ExternalFault* fault_ = nullptr;
 };
 

@@ -78,13 +78,13 @@ SupervisorResult Supervisor::Run(const std::atomic<bool>& stop) {
           "ending the Kafka producer session; recreating the producer and rewinding "
           "to the slot (rows since the last confirmation will be published again)",
           {{"reason", std::string(s.message())}});
-      if (metrics_ != nullptr) metrics_->SetNotStreamingReason("rewinding to the slot");
+      if (monitor_ != nullptr) monitor_->SetNotStreamingReason("rewinding to the slot");
       sink->reset();  // Destroy the old producer first: its queue must not outlive it.
       continue;       // The next session makes the new one.
     }
     if (absl::IsUnavailable(s)) {
       absl::Duration wait = backoff.Next();
-      if (metrics_ != nullptr) metrics_->CountReconnect();
+      if (monitor_ != nullptr) monitor_->CountReconnect();
       WaitToRetry("replication connection lost; reconnecting",
                   absl::StrCat("replication connection lost; reconnecting: ", s.message()),
                   s, backoff.attempts(), wait, stop);
@@ -98,7 +98,7 @@ SupervisorResult Supervisor::Run(const std::atomic<bool>& stop) {
 void Supervisor::WaitToRetry(absl::string_view warning, const std::string& reason,
                              const absl::Status& cause, int attempt, absl::Duration wait,
                              const std::atomic<bool>& stop) {
-  if (metrics_ != nullptr) metrics_->SetNotStreamingReason(reason);
+  if (monitor_ != nullptr) monitor_->SetNotStreamingReason(reason);
   log_.Warn(warning, {{"reason", std::string(cause.message())},
                       {"attempt", int64_t{attempt}},
                       {"retry_in_ms", absl::ToInt64Milliseconds(wait)}});

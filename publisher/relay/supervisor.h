@@ -24,8 +24,8 @@
 #include "common/backoff.h"
 #include "common/log.h"
 #include "publisher/delivery/sink.h"
-#include "publisher/operations/metrics.h"
 #include "publisher/relay/relay.h"
+#include "publisher/relay/relay_monitor.h"
 #include "publisher/relay/session.h"
 
 namespace publisher {
@@ -54,10 +54,10 @@ class Supervisor {
 
   // Where reconnects are counted and what the supervisor does while not streaming
   // is told (/healthz's reason); not owned, may be null. Set before Run.
-  void set_metrics(Metrics* metrics) { metrics_ = metrics; }
+  void set_monitor(RelayMonitor* monitor) { monitor_ = monitor; }
 
  private:
-  // Not streaming, and why: tells Metrics `reason`, logs `warning` with `cause`,
+  // Not streaming, and why: tells the monitor `reason`, logs `warning` with `cause`,
   // the attempt and the wait, then waits `wait` (or until `stop`).
   void WaitToRetry(absl::string_view warning, const std::string& reason,
                    const absl::Status& cause, int attempt, absl::Duration wait,
@@ -69,7 +69,7 @@ class Supervisor {
   Relay& relay_;
   outbox::Logger& log_;
   Sleep sleep_;
-  Metrics* metrics_ = nullptr;
+  RelayMonitor* monitor_ = nullptr;
 };
 
 // Sleep in small steps, waking early when `stop` is set.

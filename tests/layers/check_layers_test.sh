@@ -35,6 +35,9 @@ plant publisher/mapping/json_scan.h '#include "publisher/relay/relay.h"'
 plant publisher/kafka/kafka_sink.h '#include "publisher/program/config.h"'
 plant consumer/apply_once.cc '#include "consumer/kafka/kafka_source.h"'
 plant cdc/pgoutput.cc '#include "common/postgres/sql_connection.h"'
+# Delivery is below mapping, and operations above the relay.
+plant publisher/delivery/sink.h '#include "publisher/mapping/mapper.h"'
+plant publisher/relay/relay.cc '#include "publisher/operations/metrics.h"'
 # A new folder of sources must be given its place in the rule.
 fresh
 mkdir -p "$work/tree/publisher/newpart" && echo '// x' >"$work/tree/publisher/newpart/x.h"
@@ -47,7 +50,7 @@ grep -q "^publisher/newpart: a folder of sources with no place" "$work/err" ||
 
 # The build: a pure library that links librdkafka does not configure.
 fresh
-sed -i 's|LIBS cdc_core outbox_proto absl::time|LIBS cdc_core PkgConfig::RDKAFKA outbox_proto absl::time|' \
+sed -i 's|LIBS publisher_delivery cdc_core outbox_proto absl::time|LIBS publisher_delivery cdc_core PkgConfig::RDKAFKA outbox_proto absl::time|' \
   "$work/tree/CMakeLists.txt"
 grep -q 'cdc_core PkgConfig::RDKAFKA outbox_proto' "$work/tree/CMakeLists.txt" ||
   { echo "FAIL: could not plant the link in CMakeLists.txt" >&2; exit 1; }

@@ -9,6 +9,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "publisher/operations/metrics.h"
 #include "publisher/program/options.h"
 #include "publisher/relay/relay.h"
 #include "tests/publisher/fakes.h"
@@ -287,7 +288,7 @@ TEST_F(TransactionalSinkTest, ACommitThatTimedOutIsLeftForTheNextProducerToAbort
 
 TEST_F(TransactionalSinkTest, CommitsAndAbortsAreCountedInMetrics) {
   Metrics metrics;
-  sink_->set_metrics(&metrics);
+  sink_->set_transaction_counter(&metrics);
   Produce("a", 0);
   sink_->TransactionCommitted(Boundary(0x110));
   sink_->EndRun();  // Commits.

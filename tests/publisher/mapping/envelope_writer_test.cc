@@ -6,9 +6,9 @@
 #include <utility>
 #include <vector>
 
+#include "common/proto_time.h"
 #include "gtest/gtest.h"
 #include "outbox/v1/envelope.pb.h"
-#include "publisher/mapping/proto_time.h"
 
 namespace publisher {
 namespace {
@@ -22,12 +22,12 @@ std::string LibraryBytes(const EnvelopeFields& f) {
   e.set_event_type(std::string(f.event_type));
   e.set_payload(std::string(f.payload));
   for (const auto& [k, v] : f.headers) (*e.mutable_headers())[k] = v;
-  SetTimestamp(e.mutable_created_at(), f.created_at);
+  outbox::SetTimestamp(e.mutable_created_at(), f.created_at);
   outbox::v1::Source* s = e.mutable_source();
   s->set_lsn(f.lsn);
   s->set_commit_lsn(f.commit_lsn);
   s->set_xid(f.xid);
-  SetTimestamp(s->mutable_commit_time(), f.commit_time);
+  outbox::SetTimestamp(s->mutable_commit_time(), f.commit_time);
   s->set_database(std::string(f.database));
   s->set_schema(std::string(f.schema));
   s->set_table(std::string(f.table));

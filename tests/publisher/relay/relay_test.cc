@@ -6,6 +6,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "outbox/v1/envelope.pb.h"
+#include "publisher/operations/metrics.h"
 #include "publisher/program/options.h"
 #include "tests/cdc/pgoutput_encoder.h"
 #include "tests/publisher/fakes.h"
@@ -39,7 +40,7 @@ class RelayTest : public ::testing::Test {
 
   absl::Status Run() {
     Relay relay(options_, log_, [this] { return clock_.Now(); });
-    relay.set_metrics(&metrics_);
+    relay.set_monitor(&metrics_);
     relay.set_external_fault(&fault_);
     absl::Status s = relay.Run(stream_, sink_, stop_);
     stats_ = relay.stats();

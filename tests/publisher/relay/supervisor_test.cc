@@ -5,6 +5,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "publisher/operations/metrics.h"
 #include "publisher/program/options.h"
 #include "tests/publisher/fakes.h"
 
@@ -89,7 +90,7 @@ class SupervisorTest : public ::testing::Test {
                             sleeps_.push_back(d);
                             reasons_.push_back(metrics_.Health(clock_.Now()).reason);
                           });
-    supervisor.set_metrics(&metrics_);
+    supervisor.set_monitor(&metrics_);
     return supervisor.Run(stop_);
   }
 

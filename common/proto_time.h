@@ -1,16 +1,16 @@
 // absl::Time <-> google.protobuf.Timestamp, to the microsecond (PostgreSQL's
 // resolution), for the envelope and the checkpoint.
-#ifndef PUBLISHER_MAPPING_PROTO_TIME_H_
-#define PUBLISHER_MAPPING_PROTO_TIME_H_
+#ifndef COMMON_PROTO_TIME_H_
+#define COMMON_PROTO_TIME_H_
 
 #include "absl/time/time.h"
 #include "google/protobuf/timestamp.pb.h"
 
-namespace publisher {
+namespace outbox {
 
 void SetTimestamp(google::protobuf::Timestamp* ts, absl::Time t);
 absl::Time FromTimestamp(const google::protobuf::Timestamp& ts);
 
-}  // namespace publisher
+}  // namespace outbox
 
-#endif  // PUBLISHER_MAPPING_PROTO_TIME_H_
+#endif  // COMMON_PROTO_TIME_H_

@@ -1,9 +1,9 @@
 // Timestamps: seconds and non-negative nanos, as google.protobuf.Timestamp requires.
-#include "publisher/mapping/proto_time.h"
+#include "common/proto_time.h"
 
-#include "publisher/mapping/timestamp_parts.h"
+#include "common/timestamp_parts.h"
 
-namespace publisher {
+namespace outbox {
 
 void SetTimestamp(google::protobuf::Timestamp* ts, absl::Time t) {
   TimestampParts parts = SplitTimestamp(t);
@@ -15,4 +15,4 @@ absl::Time FromTimestamp(const google::protobuf::Timestamp& ts) {
   return absl::FromUnixSeconds(ts.seconds()) + absl::Nanoseconds(ts.nanos());
 }
 
-}  // namespace publisher
+}  // namespace outbox

@@ -2,14 +2,14 @@
 // (PostgreSQL's resolution): seconds, and nanos in [0, 1e9), so a time before 1970
 // has negative seconds and positive nanos. Shared by the protobuf objects
 // (proto_time.h) and the hand-written envelope (envelope_writer.h).
-#ifndef PUBLISHER_MAPPING_TIMESTAMP_PARTS_H_
-#define PUBLISHER_MAPPING_TIMESTAMP_PARTS_H_
+#ifndef COMMON_TIMESTAMP_PARTS_H_
+#define COMMON_TIMESTAMP_PARTS_H_
 
 #include <cstdint>
 
 #include "absl/time/time.h"
 
-namespace publisher {
+namespace outbox {
 
 struct TimestampParts {
   int64_t seconds = 0;
@@ -27,6 +27,6 @@ inline TimestampParts SplitTimestamp(absl::Time t) {
   return {seconds, static_cast<int32_t>(rem * 1000)};
 }
 
-}  // namespace publisher
+}  // namespace outbox
 
-#endif  // PUBLISHER_MAPPING_TIMESTAMP_PARTS_H_
+#endif  // COMMON_TIMESTAMP_PARTS_H_

@@ -1,0 +1,25 @@
+// OutboxRecord: one Kafka record as every sink takes it. The mapper fills it from an
+// outbox row or message (publisher/mapping/mapper.h), the dead-letter policy wraps a
+// failed one, and the sinks produce it.
+#ifndef PUBLISHER_DELIVERY_OUTBOX_RECORD_H_
+#define PUBLISHER_DELIVERY_OUTBOX_RECORD_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace publisher {
+
+struct OutboxRecord {
+  std::string topic;
+  std::string key;
+  std::string value;  // Serialized outbox.v1.Envelope (or a dead letter's content).
+  std::vector<std::pair<std::string, std::string>> headers;
+  int64_t timestamp_ms = 0;
+  std::string id;  // For logs.
+};
+
+}  // namespace publisher
+
+#endif  // PUBLISHER_DELIVERY_OUTBOX_RECORD_H_
