@@ -20,6 +20,10 @@ struct OutboxRecord {
   std::string id;  // For logs.
 };
 
+// What a produced record is: an outbox event, or the dead-letter copy of one that
+// could not be published (its acknowledgement stands in for the event's).
+enum class RecordKind { kEvent, kDeadLetter };
+
 }  // namespace publisher
 
 #endif  // PUBLISHER_DELIVERY_OUTBOX_RECORD_H_

@@ -29,8 +29,8 @@ namespace publisher {
 struct Delivery {
   MessageToken token;
   absl::Status status;
-  bool dead_letter = false;  // It was a dead-letter copy.
-  OutboxRecord record;       // Filled only when status is not ok.
+  RecordKind kind = RecordKind::kEvent;
+  OutboxRecord record;  // Filled only when status is not ok.
   // How many messages of the token's transaction this report covers, token.bytes
   // being their total: a transactional sink acknowledges a whole PostgreSQL
   // transaction's messages at once when the Kafka transaction commits.
@@ -46,7 +46,7 @@ class Sink {
   // a permanent status as above.
   [[nodiscard]] virtual absl::Status Produce(const OutboxRecord& record,
                                              const MessageToken& token,
-                                             bool dead_letter) = 0;
+                                             RecordKind kind) = 0;
 
   // Serves pending delivery reports, waiting up to `timeout` for the first.
   virtual void Poll(absl::Duration timeout,

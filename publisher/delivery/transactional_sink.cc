@@ -20,7 +20,7 @@ TransactionalSink::TransactionalSink(std::unique_ptr<TransactionLog> log,
       policy_(options.interval) {}
 
 absl::Status TransactionalSink::Produce(const OutboxRecord& record,
-                                        const MessageToken& token, bool dead_letter) {
+                                        const MessageToken& token, RecordKind kind) {
   if (!failure_.ok()) return failure_;
   if (!policy_.open()) {
     absl::Status s = log_->Begin();
@@ -41,11 +41,11 @@ absl::Status TransactionalSink::Produce(const OutboxRecord& record,
     return failure_;
   }
   if (!current_.empty() && current_.back().token.transaction == token.transaction &&
-      current_.back().dead_letter == dead_letter) {
+      current_.back().kind == kind) {
     ++current_.back().messages;
     current_.back().token.bytes += token.bytes;
   } else {
-    current_.push_back({token, 1, dead_letter});
+    current_.push_back({token, 1, kind});
   }
   ++open_messages_;
   open_bytes_ += token.bytes;
@@ -88,7 +88,7 @@ void TransactionalSink::Commit() {
     Delivery d;
     d.token = b.token;
     d.messages = b.messages;
-    d.dead_letter = b.dead_letter;
+    d.kind = b.kind;
     ready_.push_back(std::move(d));
     ready_messages_ += b.messages;
   }

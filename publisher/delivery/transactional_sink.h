@@ -74,7 +74,7 @@ class TransactionalSink : public Sink {
       Clock clock = [] { return absl::Now(); });
 
   absl::Status Produce(const OutboxRecord& record, const MessageToken& token,
-                       bool dead_letter) override;
+                       RecordKind kind) override;
   void Poll(absl::Duration timeout,
             const std::function<void(Delivery)>& on_delivery) override;
   size_t outstanding() const override;
@@ -95,7 +95,7 @@ class TransactionalSink : public Sink {
   struct Batch {
     MessageToken token;
     size_t messages = 0;
-    bool dead_letter = false;
+    RecordKind kind = RecordKind::kEvent;
   };
 
   bool Full() const;

@@ -16,7 +16,7 @@ namespace {
 
 struct InFlight {
   MessageToken token;
-  bool dead_letter;
+  RecordKind kind;
 };
 
 }  // namespace
@@ -169,8 +169,8 @@ absl::Status ProduceRecord(rd_kafka_t* rk, TopicHandles& topics, const OutboxRec
 }
 
 absl::Status KafkaSink::Produce(const OutboxRecord& r, const MessageToken& token,
-                                bool dead_letter) {
-  auto* in_flight = new InFlight{token, dead_letter};
+                                RecordKind kind) {
+  auto* in_flight = new InFlight{token, kind};
   absl::Status s = ProduceRecord(rk_, topics_, r, in_flight);
   if (!s.ok()) delete in_flight;
   return s;
@@ -192,7 +192,7 @@ void KafkaSink::OnDeliveryReport(rd_kafka_t*, const rd_kafka_message_t* m, void*
   std::unique_ptr<InFlight> in_flight(static_cast<InFlight*>(m->_private));
   Delivery d;
   d.token = in_flight->token;
-  d.dead_letter = in_flight->dead_letter;
+  d.kind = in_flight->kind;
   d.status = outbox::DeliveryReportStatus(m->err, m->offset, rd_kafka_message_status(m),
                                           rd_kafka_topic_name(m->rkt), m->partition);
   if (!d.status.ok()) {

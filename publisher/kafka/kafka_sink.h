@@ -67,7 +67,7 @@ class KafkaSink : public Sink {
                                                              bool all_topics);
 
   absl::Status Produce(const OutboxRecord& record, const MessageToken& token,
-                       bool dead_letter) override;
+                       RecordKind kind) override;
   void Poll(absl::Duration timeout,
             const std::function<void(Delivery)>& on_delivery) override;
   size_t outstanding() const override;

@@ -32,7 +32,7 @@ void Republisher::Poll(absl::Duration timeout) {
 absl::Status Republisher::Produce(const OutboxRecord& record) {
   MessageToken token{published_, record.value.size()};
   while (true) {
-    absl::Status s = sink_.Produce(record, token, /*dead_letter=*/false);
+    absl::Status s = sink_.Produce(record, token, RecordKind::kEvent);
     if (s.ok()) break;
     if (!absl::IsResourceExhausted(s)) {
       return absl::Status(s.code(), absl::StrCat("re-publishing row ", record.id,

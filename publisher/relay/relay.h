@@ -15,6 +15,10 @@
 // return an error) or dead-letter (publish the envelope, or the raw row if it
 // cannot be mapped, to --dead-letter-topic with the error in headers; its
 // acknowledgement stands in for the original's).
+//
+// Each Run is one RelayRun (relay_run.h), which holds everything of that session;
+// the Relay keeps only what outlives sessions: its options, its counters, its
+// dead-letter policy, its AckTracker and who it reports to.
 #ifndef PUBLISHER_RELAY_RELAY_H_
 #define PUBLISHER_RELAY_RELAY_H_
 
@@ -25,23 +29,18 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "cdc/pgoutput.h"
-#include "cdc/relation_cache.h"
 #include "cdc/wal_stream.h"
 #include "common/log.h"
-#include "publisher/delivery/checkpoint.h"
 #include "publisher/delivery/sink.h"
-#include "publisher/mapping/mapper.h"
 #include "publisher/mapping/message_events.h"
 #include "publisher/relay/ack_tracker.h"
 #include "publisher/relay/dead_letter_policy.h"
 #include "publisher/relay/external_fault.h"
 #include "publisher/relay/relay_monitor.h"
 #include "publisher/relay/relay_options.h"
-#include "publisher/relay/silence_watch.h"
+#include "publisher/relay/relay_stats.h"
 
 namespace publisher {
 
@@ -91,87 +90,15 @@ class Relay {
   void set_external_fault(const ExternalFault* fault) { fault_ = fault; }
 
   const RelayStats& stats() const { return stats_; }
-  const AckTracker& tracker() const { return tracker_; }
 
  private:
-  struct Transaction {
-    cdc::Lsn commit_lsn;
-    uint32_t xid = 0;
-    absl::Time commit_time;
-    bool skipped = false;  // Already in Kafka (covered by the sink's checkpoint).
-  };
-
-  absl::Status HandleServerMessage(const cdc::ServerMessage& message);
-  absl::Status HandleXLogData(const cdc::XLogData& frame);
-  absl::Status OnRelation(const cdc::pgoutput::Relation& relation);
-  absl::Status OnInsert(const cdc::XLogData& frame, const cdc::pgoutput::Insert& insert);
-  absl::Status OnMessage(const cdc::pgoutput::Message& message);
-  // Counts an outbox event (row or message) of the current transaction; true when
-  // the sink's checkpoint covers the transaction, so the event is skipped.
-  bool CountEvent();
-  // An event of the current transaction, mapped into record_ (or not: `mapped`):
-  // enqueued and produced, or handled as a permanent failure with `raw` as its
-  // dead letter.
-  absl::Status Publish(const absl::Status& mapped,
-                       const std::function<OutboxRecord()>& raw);
-  void Produce(const OutboxRecord& record, const MessageToken& token, bool dead_letter);
-  void HandlePermanent(const MessageToken& token, const OutboxRecord& record,
-                       const absl::Status& why, ErrorKind kind);
-  void CountError(ErrorKind kind);
-  void PublishMetrics(bool streaming);
-  // A dead letter was refused too: halt, confirming nothing past the row.
-  void DeadLetterRejected(const std::string& id, const absl::Status& why);
-  void OnDelivery(Delivery delivery, absl::Time now);
-  void PollSink(absl::Duration timeout);
-  bool InFlightFull() const;
-  // When an advanced confirmable LSN may be sent: at once when an acknowledgement
-  // left nothing in flight, else once min_status_gap has passed since the last
-  // update (so a stream of transactions without outbox rows is confirmed at that
-  // pace, not once per commit); never when it has not advanced.
-  absl::Time ConfirmationDue() const;
-  absl::Status MaybeSendStatus(bool force);
-  void MaybeLogStats(bool force);
-  // Serves delivery reports until the sink has none outstanding or the deadline.
-  void Drain(absl::Time deadline);
-  // What Finish does with deliveries still outstanding: wait for them (up to
-  // drain_timeout) so the confirmation goes as far as is safe, or leave them.
-  enum class Outstanding { kDrain, kLeave };
-  absl::Status Finish(absl::Status why, Outstanding outstanding);
-  // The server said nothing for --replication-timeout: logs why, returns the
-  // kUnavailable that makes the supervisor reconnect.
-  absl::Status SilentServer();
-
   RelayOptions options_;
-  cdc::WalStream* stream_ = nullptr;         // During Run only.
-  Sink* sink_ = nullptr;                     // During Run only.
-  const std::atomic<bool>* stop_ = nullptr;  // During Run only.
   outbox::Logger& log_;
   Clock clock_;
-
-  cdc::pgoutput::StreamDecoder decoder_;
-  cdc::RelationCache relations_;
-  absl::flat_hash_map<uint32_t, BoundRelation> outbox_;  // Bound outbox relations by OID.
-  std::optional<MessageEvents> messages_;                // With a message_prefix.
-  AckTracker tracker_;
-  CheckpointFilter checkpoints_;  // From the sink, at the start of each run.
-  Transaction transaction_;
-  absl::Status fatal_;  // Set by delivery handling; ends Run.
   DeadLetterPolicy dead_letters_;
-  RelayStats stats_;
-  // The record each row is mapped into (MapInto), reused so that mapping a row
-  // allocates nothing once warm; the sink copies what it keeps.
-  OutboxRecord record_;
-  bool paused_ = false;
-  SilenceWatch silence_;
-  // When the loop must next wake from waiting on the stream: a status update, the
-  // stats line or the sink's work falls due, or deliveries may wait.
-  absl::Time NextWake(absl::Time now, const Sink& sink) const;
-
-  absl::Time last_status_ = absl::InfinitePast();
-  bool acknowledged_since_status_ = false;
-  absl::Time next_status_ = absl::InfinitePast();
-  absl::Time next_stats_ = absl::InfinitePast();
-  absl::Time next_metrics_ = absl::InfinitePast();
+  std::optional<MessageEvents> messages_;  // Bound at the first run, with a prefix.
+  RelayStats stats_;                       // Added up across runs.
+  AckTracker tracker_;                     // Across runs: see RelayContext.
   RelayMonitor* monitor_ = nullptr;
   const ExternalFault* fault_ = nullptr;
 };

@@ -81,8 +81,8 @@ int Main(int argc, char** argv) {
       if (rate > 0)
         r.headers.emplace_back("produced_us", absl::StrCat(absl::ToUnixMicros(now)));
       r.timestamp_ms = absl::ToUnixMillis(now);
-      absl::Status s =
-          (*sink)->Produce(r, publisher::MessageToken{0, r.value.size()}, false);
+      absl::Status s = (*sink)->Produce(r, publisher::MessageToken{0, r.value.size()},
+                                        publisher::RecordKind::kEvent);
       if (absl::IsResourceExhausted(s)) break;
       if (!s.ok()) {
         std::fprintf(stderr, "bench-sink-floor: %s\n", std::string(s.message()).c_str());

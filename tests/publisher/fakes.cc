@@ -1,6 +1,7 @@
 #include "tests/publisher/fakes.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace publisher::fakes {
 
@@ -39,6 +40,7 @@ absl::StatusOr<std::optional<cdc::ServerMessage>> FakeWalStream::Read(
 }
 
 absl::Status FakeWalStream::SendStatus(cdc::Lsn flush, bool reply_requested) {
+  if (!send_fail_.ok()) return std::exchange(send_fail_, absl::OkStatus());
   statuses_.push_back({flush, reply_requested});
   if (on_status) on_status(flush);
   return absl::OkStatus();
@@ -51,9 +53,9 @@ cdc::Lsn FakeWalStream::max_flush() const {
 }
 
 absl::Status FakeSink::Produce(const OutboxRecord& record, const MessageToken& token,
-                               bool dead_letter) {
+                               RecordKind kind) {
   if (!reject_topic.empty() && record.topic == reject_topic) return reject_status;
-  produced_.push_back({record, token, dead_letter});
+  produced_.push_back({record, token, kind});
   return absl::OkStatus();
 }
 
@@ -77,7 +79,7 @@ void FakeSink::Poll(absl::Duration timeout,
     Produced& p = produced_[i];
     if (p.reported) continue;
     p.reported = true;
-    Delivery d{p.token, status, p.dead_letter, {}};
+    Delivery d{p.token, status, p.kind, {}};
     if (!status.ok()) d.record = p.record;
     on_delivery(std::move(d));
   }

@@ -60,6 +60,8 @@ class FakeWalStream : public cdc::WalStream {
   bool stopped() const { return stopped_; }
   // Fails the next Read with `status`.
   void FailNextRead(absl::Status status) { fail_ = status; }
+  // Fails the next SendStatus with `status` (the update is not sent).
+  void FailNextSendStatus(absl::Status status) { send_fail_ = status; }
   // Calls `check` with every flush LSN sent, when it is sent.
   std::function<void(cdc::Lsn)> on_status;
 
@@ -78,6 +80,7 @@ class FakeWalStream : public cdc::WalStream {
   size_t reads_ = 0;
   bool stopped_ = false;
   absl::Status fail_;
+  absl::Status send_fail_;
 };
 
 // Keeps produced records; deliveries happen when the test says so.
@@ -88,12 +91,12 @@ class FakeSink : public Sink {
   struct Produced {
     OutboxRecord record;
     MessageToken token;
-    bool dead_letter;
+    RecordKind kind;
     bool reported = false;
   };
 
   absl::Status Produce(const OutboxRecord& record, const MessageToken& token,
-                       bool dead_letter) override;
+                       RecordKind kind) override;
   void Poll(absl::Duration timeout,
             const std::function<void(Delivery)>& on_delivery) override;
   size_t outstanding() const override;

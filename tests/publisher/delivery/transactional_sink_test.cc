@@ -121,8 +121,9 @@ class TransactionalSinkTest : public ::testing::Test {
     return out;
   }
 
-  void Produce(const std::string& id, uint64_t transaction, bool dead_letter = false) {
-    ASSERT_TRUE(sink_->Produce(Record(id), Token(transaction), dead_letter).ok());
+  void Produce(const std::string& id, uint64_t transaction,
+               RecordKind kind = RecordKind::kEvent) {
+    ASSERT_TRUE(sink_->Produce(Record(id), Token(transaction), kind).ok());
   }
 
   fakes::FakeClock clock_;
@@ -223,7 +224,7 @@ TEST_F(TransactionalSinkTest, CommitsAtABoundaryOnceTheInFlightLimitsAreReached)
   EXPECT_EQ(log_->committed.size(), 1u);
   ASSERT_EQ(Poll().size(), 1u);
   // Bytes count too.
-  ASSERT_TRUE(sink_->Produce(Record("big"), Token(1, 1000), false).ok());
+  ASSERT_TRUE(sink_->Produce(Record("big"), Token(1, 1000), RecordKind::kEvent).ok());
   sink_->TransactionCommitted(Boundary(0x210));
   EXPECT_EQ(log_->committed.size(), 2u);
 }
@@ -242,14 +243,14 @@ TEST_F(TransactionalSinkTest, ATransactionLargerThanTheLimitsIsOneKafkaTransacti
 
 TEST_F(TransactionalSinkTest, DeadLettersAreReportedAsSuch) {
   Produce("a", 0);
-  Produce("x", 0, /*dead_letter=*/true);
+  Produce("x", 0, RecordKind::kDeadLetter);
   Produce("b", 0);
   sink_->TransactionCommitted(Boundary(0x110));
   clock_.Advance(absl::Seconds(1));
   std::vector<Delivery> d = Poll();
   ASSERT_EQ(d.size(), 3u);
-  EXPECT_FALSE(d[0].dead_letter);
-  EXPECT_TRUE(d[1].dead_letter);
+  EXPECT_EQ(d[0].kind, RecordKind::kEvent);
+  EXPECT_EQ(d[1].kind, RecordKind::kDeadLetter);
   EXPECT_EQ(d[0].messages + d[1].messages + d[2].messages, 3u);
 }
 
@@ -265,7 +266,7 @@ TEST_F(TransactionalSinkTest, AFailedCommitAbortsAndAsksForARewind) {
               ElementsAre("begin", "produce a", "commit 0/110 failed", "abort"));
   EXPECT_EQ(sink_->outstanding(), 0u);
   EXPECT_FALSE(sink_->committed_checkpoint().has_value());
-  EXPECT_EQ(sink_->Produce(Record("b"), Token(1), false).code(),
+  EXPECT_EQ(sink_->Produce(Record("b"), Token(1), RecordKind::kEvent).code(),
             absl::StatusCode::kAborted);
   EXPECT_EQ(sink_->stats().aborted, 1u);
 }
@@ -315,20 +316,20 @@ TEST_F(TransactionalSinkTest, AFenceFoundWhileAbortingStopsToo) {
   log_->produce_results = {absl::OkStatus(), absl::InternalError("fatal")};
   log_->abort_results = {absl::AbortedError("fenced")};
   Produce("a", 0);
-  EXPECT_FALSE(sink_->Produce(Record("b"), Token(0), false).ok());
+  EXPECT_FALSE(sink_->Produce(Record("b"), Token(0), RecordKind::kEvent).ok());
   EXPECT_EQ(sink_->failure().code(), absl::StatusCode::kFailedPrecondition);
 }
 
 TEST_F(TransactionalSinkTest, ARefusedRecordLeavesTheTransactionWhole) {
   log_->produce_results = {absl::InvalidArgumentError("MSG_SIZE_TOO_LARGE"),
                            absl::ResourceExhaustedError("queue full")};
-  EXPECT_EQ(sink_->Produce(Record("huge"), Token(0), false).code(),
+  EXPECT_EQ(sink_->Produce(Record("huge"), Token(0), RecordKind::kEvent).code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(sink_->Produce(Record("a"), Token(0), false).code(),
+  EXPECT_EQ(sink_->Produce(Record("a"), Token(0), RecordKind::kEvent).code(),
             absl::StatusCode::kResourceExhausted);
   EXPECT_TRUE(sink_->failure().ok());
   Produce("a", 0);
-  Produce("letter", 0, /*dead_letter=*/true);
+  Produce("letter", 0, RecordKind::kDeadLetter);
   sink_->TransactionCommitted(Boundary(0x110));
   clock_.Advance(absl::Seconds(1));
   EXPECT_EQ(Poll().size(), 2u);

@@ -60,7 +60,7 @@ TEST(ImplicitAckTest, SuccessWithoutAnOffsetIsReportedUnprovenAndWasIndeedNotSto
       r.key = "k";
       r.value = absl::StrCat("m", next);
       r.id = r.value;
-      ASSERT_TRUE(sink->Produce(r, MessageToken{next, 0}, false).ok());
+      ASSERT_TRUE(sink->Produce(r, MessageToken{next, 0}, RecordKind::kEvent).ok());
     }
     ASSERT_TRUE(WaitFor(
         [&] {

@@ -441,7 +441,7 @@ TEST_F(RelayTest, DeadLetterCarriesTheErrorAndReleasesTheLsnOnlyWhenAcknowledged
   ASSERT_TRUE(Run().ok());
   ASSERT_EQ(sink_.produced().size(), 2u);
   const auto& letter = sink_.produced()[1];
-  EXPECT_TRUE(letter.dead_letter);
+  EXPECT_EQ(letter.kind, RecordKind::kDeadLetter);
   EXPECT_EQ(letter.record.topic, "dlq");
   EXPECT_EQ(letter.record.value, sink_.produced()[0].record.value);
   EXPECT_THAT(letter.record.headers,
@@ -571,6 +571,57 @@ TEST_F(RelayTest, FullLocalQueueKeepsStatusFlowingAndHonoursStop) {
   EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
   EXPECT_GE(stream_.statuses().size(), 8u)
       << "status updates stopped while the queue was full";
+  EXPECT_EQ(stream_.max_flush(), Lsn());
+}
+
+TEST_F(RelayTest, AFailureFoundWhileTheQueueIsFullIsDeadLetteredAfterTheWaitingRecord) {
+  options_.on_error = OnError::kDeadLetter;
+  options_.dead_letter_topic = "dlq";
+  stream_.Message(Begin(1, 0x100));
+  stream_.Message(OutboxRelation());
+  stream_.Message(Insert("a"));
+  stream_.Message(Commit(0x100, 0x110));
+  stream_.Message(Begin(2, 0x200));
+  stream_.Action([&] {  // "b" meets a full local queue.
+    sink_.reject_topic = "outbox.event.order";
+    sink_.reject_status = absl::ResourceExhaustedError("local queue full");
+  });
+  stream_.Message(Insert("b"));
+  stream_.Message(Commit(0x200, 0x210));
+  stream_.Action([&] { sink_.auto_ack = true; });
+  int waiting = 0;
+  sink_.on_poll = [&] {
+    if (sink_.reject_topic.empty()) return;
+    // While "b" waits for room, "a" turns out refused for good.
+    if (++waiting == 1) sink_.Fail(0, absl::PermissionDeniedError("DENIED"));
+    if (waiting == 3) sink_.reject_topic.clear();
+  };
+  ASSERT_TRUE(Run().ok());
+  ASSERT_EQ(sink_.produced().size(), 3u);
+  // The dead letter is produced by the loop once "b" is in, not from inside b's wait.
+  EXPECT_EQ(sink_.produced()[1].record.id, "b");
+  EXPECT_EQ(sink_.produced()[2].kind, RecordKind::kDeadLetter);
+  EXPECT_EQ(sink_.produced()[2].record.topic, "dlq");
+  EXPECT_EQ(sink_.produced()[2].record.value, sink_.produced()[0].record.value);
+  EXPECT_EQ(stream_.max_flush(), Lsn(0x210));
+  EXPECT_EQ(stats_.dead_lettered, 1u);
+  EXPECT_EQ(stats_.acknowledged, 1u);
+}
+
+TEST_F(RelayTest, AStreamThatBreaksWhileTheQueueIsFullEndsTheRun) {
+  sink_.reject_topic = "outbox.event.order";
+  sink_.reject_status = absl::ResourceExhaustedError("local queue full");
+  OneTransaction("a");
+  stream_.on_status = [&](cdc::Lsn) {
+    stream_.FailNextSendStatus(absl::UnavailableError("connection lost"));
+  };
+  int polls = 0;
+  sink_.on_poll = [&] {
+    if (++polls == 1000) stop_ = true;  // Were the broken stream ignored.
+  };
+  absl::Status s = Run();
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
+  EXPECT_THAT(s.message(), HasSubstr("connection lost"));
   EXPECT_EQ(stream_.max_flush(), Lsn());
 }
 
