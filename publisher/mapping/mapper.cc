@@ -288,6 +288,110 @@ absl::StatusOr<OutboxRecord> BoundRelation::Map(const Tuple& tuple,
   return record;
 }
 
+absl::StatusOr<BoundRelation::Text> BoundRelation::ColumnText(const Tuple& tuple,
+                                                              size_t column) const {
+  const Value& v = tuple[column];
+  if (v.kind == Value::Kind::kNull) return Text();
+  if (v.kind != Value::Kind::kText) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("column ", column_names_[column], " did not arrive as text"));
+  }
+  return Text(v.data);
+}
+
+absl::StatusOr<absl::string_view> BoundRelation::RequiredText(const Tuple& tuple,
+                                                              size_t column) const {
+  ASSIGN_OR_RETURN(Text v, ColumnText(tuple, column));
+  if (!v) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "column ", column_names_[column], " of ", schema_, ".", table_, " is NULL"));
+  }
+  return *v;
+}
+
+absl::StatusOr<BoundRelation::PayloadView> BoundRelation::Payload(
+    const Tuple& tuple, std::string* bytes) const {
+  ASSIGN_OR_RETURN(Text payload, ColumnText(tuple, payload_));
+  switch (payload_type_) {
+    case PayloadType::kJson:
+      return PayloadView{payload.value_or(""), "application/json"};
+    case PayloadType::kText:
+      return PayloadView{payload.value_or(""), "text/plain"};
+    case PayloadType::kBytea:
+      break;
+  }
+  if (!payload) return PayloadView{"", "application/octet-stream"};
+  absl::StatusOr<std::string> raw = DecodeByteaHex(*payload);
+  if (!raw.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("column ", column_names_[payload_], ": ", raw.status().message()));
+  }
+  *bytes = *std::move(raw);
+  return PayloadView{*bytes, "application/octet-stream"};
+}
+
+absl::Status BoundRelation::FillHeaders(const Tuple& tuple, absl::string_view event_type,
+                                        OutboxRecord* record) const {
+  // Assigned in place: the strings keep their capacity from the previous row.
+  std::vector<std::pair<std::string, std::string>>& headers = record->headers;
+  headers.resize(kOwnHeaders);
+  headers[0].first.assign("id");
+  headers[0].second.assign(record->id);
+  headers[1].first.assign("event_type");
+  headers[1].second.assign(event_type.data(), event_type.size());
+  headers[2].first.assign("content_type");
+  headers[2].second.assign(kEnvelopeContentType);
+  if (!headers_) return absl::OkStatus();
+  ASSIGN_OR_RETURN(Text h, ColumnText(tuple, *headers_));
+  if (!h || *h == "{}") return absl::OkStatus();
+  nlohmann::json j = nlohmann::json::parse(*h, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("column ", column_names_[*headers_],
+                     " must hold a JSON object of header values"));
+  }
+  for (const auto& [name, value] : j.items()) {
+    if (value.is_null()) continue;
+    headers.emplace_back(name, HeaderValue(value));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<absl::Time> BoundRelation::CreatedAt(const Tuple& tuple,
+                                                    absl::Time commit_time) const {
+  if (!timestamp_) return commit_time;
+  ASSIGN_OR_RETURN(Text ts, ColumnText(tuple, *timestamp_));
+  if (!ts) return commit_time;
+  absl::StatusOr<absl::Time> t = ParsePgTimestamp(*ts);
+  if (!t.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("column ", column_names_[*timestamp_], ": ", t.status().message()));
+  }
+  return *t;
+}
+
+absl::Status BoundRelation::FillTopic(const Tuple& tuple, std::string* topic) const {
+  topic->clear();
+  for (const TopicPart& part : topic_) {
+    if (!part.column) {
+      *topic += part.literal;
+      continue;
+    }
+    ASSIGN_OR_RETURN(Text v, ColumnText(tuple, *part.column));
+    if (!v) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "column ", column_names_[*part.column], " is NULL but names the topic"));
+    }
+    topic->append(v->data(), v->size());
+  }
+  if (!IsValidTopicName(*topic)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("topic \"", *topic,
+                     "\" is not a valid Kafka topic name (1-249 of a-z A-Z 0-9 . _ -)"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status BoundRelation::MapInto(const Tuple& tuple, const RowSource& src,
                                     OutboxRecord* out) const {
   OutboxRecord& record = *out;
@@ -296,106 +400,30 @@ absl::Status BoundRelation::MapInto(const Tuple& tuple, const RowSource& src,
         absl::StrCat("row has ", tuple.size(), " columns, table ", schema_, ".", table_,
                      " has ", column_names_.size()));
   }
-  // Text of column i, a view into `tuple`; nullopt for NULL.
-  auto text = [&](size_t i) -> absl::StatusOr<std::optional<absl::string_view>> {
-    const Value& v = tuple[i];
-    if (v.kind == Value::Kind::kNull) return std::optional<absl::string_view>();
-    if (v.kind != Value::Kind::kText) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("column ", column_names_[i], " did not arrive as text"));
-    }
-    return std::optional<absl::string_view>(v.data);
-  };
-  auto required = [&](size_t i) -> absl::StatusOr<absl::string_view> {
-    ASSIGN_OR_RETURN(std::optional<absl::string_view> v, text(i));
-    if (!v) {
-      return absl::InvalidArgumentError(absl::StrCat("column ", column_names_[i], " of ",
-                                                     schema_, ".", table_, " is NULL"));
-    }
-    return *v;
-  };
-
-  ASSIGN_OR_RETURN(absl::string_view id, required(id_));
-  ASSIGN_OR_RETURN(absl::string_view key, required(key_));
+  ASSIGN_OR_RETURN(absl::string_view id, RequiredText(tuple, id_));
+  ASSIGN_OR_RETURN(absl::string_view key, RequiredText(tuple, key_));
   record.id.assign(id.data(), id.size());
   record.key.assign(key.data(), key.size());
-  ASSIGN_OR_RETURN(std::optional<absl::string_view> aggregate_type,
-                   text(aggregate_type_));
-  ASSIGN_OR_RETURN(std::optional<absl::string_view> event_type, text(type_));
-  ASSIGN_OR_RETURN(std::optional<absl::string_view> payload, text(payload_));
+  ASSIGN_OR_RETURN(Text aggregate_type, ColumnText(tuple, aggregate_type_));
+  ASSIGN_OR_RETURN(Text event_type, ColumnText(tuple, type_));
+  std::string bytea;  // A bytea payload's bytes.
+  ASSIGN_OR_RETURN(PayloadView payload, Payload(tuple, &bytea));
+  // The record's own headers, then the headers column's entries, which are also
+  // the envelope's headers map.
+  RETURN_IF_ERROR(FillHeaders(tuple, event_type.value_or(""), &record));
+  ASSIGN_OR_RETURN(absl::Time created, CreatedAt(tuple, src.commit_time));
+  record.timestamp_ms = absl::ToUnixMillis(created);
+  RETURN_IF_ERROR(FillTopic(tuple, &record.topic));
+
   EnvelopeFields e;
   e.id = record.id;
   e.aggregate_id = record.key;
   e.aggregate_type = aggregate_type.value_or("");
   e.event_type = event_type.value_or("");
-
-  e.payload = payload.value_or("");
-  std::string raw_payload;  // A bytea payload's bytes.
-  switch (payload_type_) {
-    case PayloadType::kJson:
-      e.content_type = "application/json";
-      break;
-    case PayloadType::kText:
-      e.content_type = "text/plain";
-      break;
-    case PayloadType::kBytea: {
-      e.content_type = "application/octet-stream";
-      if (payload) {
-        absl::StatusOr<std::string> raw = DecodeByteaHex(*payload);
-        if (!raw.ok()) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "column ", column_names_[payload_], ": ", raw.status().message()));
-        }
-        raw_payload = *std::move(raw);
-        e.payload = raw_payload;
-      }
-      break;
-    }
-  }
-
-  // The record's own headers first; the headers column's entries follow, and are
-  // also the envelope's headers map.
-  // Assigned in place: the strings keep their capacity from the previous row.
-  constexpr size_t kOwnHeaders = 3;
-  record.headers.resize(kOwnHeaders);
-  record.headers[0].first.assign("id");
-  record.headers[0].second.assign(record.id);
-  record.headers[1].first.assign("event_type");
-  record.headers[1].second.assign(e.event_type.data(), e.event_type.size());
-  record.headers[2].first.assign("content_type");
-  record.headers[2].second.assign(kEnvelopeContentType);
-  if (headers_) {
-    ASSIGN_OR_RETURN(std::optional<absl::string_view> h, text(*headers_));
-    if (h && *h != "{}") {
-      nlohmann::json j = nlohmann::json::parse(*h, nullptr, /*allow_exceptions=*/false);
-      if (j.is_discarded() || !j.is_object()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("column ", column_names_[*headers_],
-                         " must hold a JSON object of header values"));
-      }
-      for (const auto& [name, value] : j.items()) {
-        if (value.is_null()) continue;
-        record.headers.emplace_back(name, HeaderValue(value));
-      }
-    }
-  }
+  e.payload = payload.bytes;
+  e.content_type = payload.content_type;
   e.headers = absl::MakeConstSpan(record.headers).subspan(kOwnHeaders);
-
-  absl::Time created = src.commit_time;
-  if (timestamp_) {
-    ASSIGN_OR_RETURN(std::optional<absl::string_view> ts, text(*timestamp_));
-    if (ts) {
-      absl::StatusOr<absl::Time> t = ParsePgTimestamp(*ts);
-      if (!t.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "column ", column_names_[*timestamp_], ": ", t.status().message()));
-      }
-      created = *t;
-    }
-  }
   e.created_at = created;
-  record.timestamp_ms = absl::ToUnixMillis(created);
-
   e.lsn = src.lsn.value();
   e.commit_lsn = src.commit_lsn.value();
   e.xid = src.xid;
@@ -403,25 +431,6 @@ absl::Status BoundRelation::MapInto(const Tuple& tuple, const RowSource& src,
   e.database = src.database;
   e.schema = schema_;
   e.table = table_;
-
-  record.topic.clear();
-  for (const TopicPart& part : topic_) {
-    if (!part.column) {
-      record.topic += part.literal;
-      continue;
-    }
-    ASSIGN_OR_RETURN(std::optional<absl::string_view> v, text(*part.column));
-    if (!v) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "column ", column_names_[*part.column], " is NULL but names the topic"));
-    }
-    record.topic.append(v->data(), v->size());
-  }
-  if (!IsValidTopicName(record.topic)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("topic \"", record.topic,
-                     "\" is not a valid Kafka topic name (1-249 of a-z A-Z 0-9 . _ -)"));
-  }
   WriteEnvelope(e, &record.value);
   return absl::OkStatus();
 }

@@ -76,6 +76,29 @@ class BoundRelation {
     std::optional<size_t> column;
   };
   enum class PayloadType { kJson, kText, kBytea };
+  // A column's text, a view into the tuple; nullopt for NULL.
+  using Text = std::optional<absl::string_view>;
+  // The payload as the envelope carries it, and its content type.
+  struct PayloadView {
+    absl::string_view bytes, content_type;
+  };
+  // The record's own headers (id, event_type, content_type), before the headers
+  // column's entries.
+  static constexpr size_t kOwnHeaders = 3;
+
+  // MapInto's steps. Each fails with kInvalidArgument naming the column.
+  absl::StatusOr<Text> ColumnText(const cdc::pgoutput::Tuple& tuple, size_t column) const;
+  absl::StatusOr<absl::string_view> RequiredText(const cdc::pgoutput::Tuple& tuple,
+                                                 size_t column) const;
+  // A bytea payload is decoded into `*bytes`, which the view then points into.
+  absl::StatusOr<PayloadView> Payload(const cdc::pgoutput::Tuple& tuple,
+                                      std::string* bytes) const;
+  absl::Status FillHeaders(const cdc::pgoutput::Tuple& tuple,
+                           absl::string_view event_type, OutboxRecord* record) const;
+  // The timestamp column's time, else the commit time.
+  absl::StatusOr<absl::Time> CreatedAt(const cdc::pgoutput::Tuple& tuple,
+                                       absl::Time commit_time) const;
+  absl::Status FillTopic(const cdc::pgoutput::Tuple& tuple, std::string* topic) const;
 
   std::string schema_, table_;
   std::vector<std::string> column_names_;
