@@ -10,12 +10,21 @@
 #include <utility>
 #include <vector>
 
+#include "absl/flags/flag.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "tests/harness/fatal.h"
+#include "tests/harness/tool_flags.h"
+
+ABSL_FLAG(bool, quick, false, "small backlogs: a smoke test (figures mean little)");
+ABSL_FLAG(bool, steady_only, false, "only the steady state");
+ABSL_FLAG(std::string, only, "",
+          "only the workloads whose name contains this (\"steady\" for the steady "
+          "state; \"=NAME\" for the backlog workload named exactly NAME)");
+ABSL_FLAG(std::string, markdown, "", "also write the tables to this file");
 
 namespace bench {
 
@@ -253,6 +262,22 @@ double HistogramQuantileMs(const std::string& metrics, double q,
     below = count;
   }
   return lower * 1000;
+}
+
+BenchArgs ParseBenchArgs(int argc, char** argv, absl::string_view program) {
+  std::string usage =
+      absl::StrCat(program,
+                   " [--quick] [--steady-only] [--only WORKLOAD] [--markdown FILE] "
+                   "[-- publisher flags ...]");
+  testing_harness::ToolArgs parsed = testing_harness::ParseToolFlags(argc, argv, usage);
+  if (!parsed.positional.empty()) Die(absl::StrCat("usage: ", usage));
+  BenchArgs a;
+  a.publisher_flags = std::move(parsed.passed_on);
+  a.quick = absl::GetFlag(FLAGS_quick);
+  a.steady_only = absl::GetFlag(FLAGS_steady_only);
+  a.only = absl::GetFlag(FLAGS_only);
+  a.markdown = absl::GetFlag(FLAGS_markdown);
+  return a;
 }
 
 }  // namespace bench

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "tests/harness/pg_cluster.h"
 #include "tests/harness/processes.h"
@@ -95,6 +96,18 @@ std::string ScrapeMetrics(int port);
 // creation.
 double HistogramQuantileMs(const std::string& metrics, double q,
                            const std::string& since = "");
+
+// The benchmark drivers' flags (outbox-bench and outbox-versus), absl::flags:
+//   [--quick] [--steady-only] [--only WORKLOAD] [--markdown FILE]
+//   [-- publisher flags ...]
+struct BenchArgs {
+  bool quick = false;        // Small backlogs: a smoke test; figures mean little.
+  bool steady_only = false;  // Only the steady state.
+  std::string only;          // Only the workloads whose name contains it.
+  std::string markdown;      // Where the tables also go.
+  std::vector<std::string> publisher_flags;  // After "--": for every publisher.
+};
+BenchArgs ParseBenchArgs(int argc, char** argv, absl::string_view program);
 
 }  // namespace bench
 

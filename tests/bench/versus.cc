@@ -350,27 +350,10 @@ std::string SteadyReport(const Latency& ours, const Latency& alone, const Latenc
 }
 
 int Main(int argc, char** argv) {
-  bool quick = false, steady_only = false;
-  std::string markdown, only;
-  std::vector<std::string> publisher_flags;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--quick") {
-      quick = true;
-    } else if (a == "--steady-only") {
-      steady_only = true;
-    } else if (a == "--markdown" && i + 1 < argc) {
-      markdown = argv[++i];
-    } else if (a == "--only" && i + 1 < argc) {
-      only = argv[++i];
-    } else if (a == "--") {
-      publisher_flags.assign(argv + i + 1, argv + argc);
-      break;
-    } else {
-      Die("usage: outbox-versus [--quick] [--steady-only | --only WORKLOAD] "
-          "[--markdown FILE] [-- publisher flags ...]");
-    }
-  }
+  BenchArgs args = ParseBenchArgs(argc, argv, "outbox-versus");
+  const bool quick = args.quick, steady_only = args.steady_only;
+  const std::string &markdown = args.markdown, &only = args.only;
+  const std::vector<std::string>& publisher_flags = args.publisher_flags;
   Versus versus(quick, publisher_flags);
   int64_t backlog = quick ? 5000 : 200000;
   const std::vector<Backlog> workloads = {

@@ -62,6 +62,7 @@
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -69,6 +70,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -83,6 +85,25 @@
 #include "tests/harness/fatal.h"
 #include "tests/harness/pg_cluster.h"
 #include "tests/harness/processes.h"
+#include "tests/harness/tool_flags.h"
+
+ABSL_FLAG(int64_t, rows, 200000, "rows the writers commit");
+ABSL_FLAG(int64_t, faults, 30, "faults injected, one at a time");
+ABSL_FLAG(int64_t, seed, 1, "the schedule's random seed");
+ABSL_FLAG(int64_t, max_tx_rows, 500, "the most rows in one writer transaction");
+ABSL_FLAG(int64_t, aggregates, 200, "distinct keys");
+ABSL_FLAG(std::string, schedule, "full",
+          "full (PostgreSQL restarts too), no-pg-restart (a kill -9 of the publisher "
+          "after each fault instead), or failover (primary failovers, PostgreSQL 17+)");
+ABSL_FLAG(std::string, delivery, "at-least-once", "at-least-once or exactly-once");
+ABSL_FLAG(std::string, writer, "table",
+          "table (outbox rows), message (transactional messages) or mixed");
+ABSL_FLAG(std::string, broker, "mock",
+          "mock (mock-kafka) or kafka (3-node Apache Kafka)");
+ABSL_FLAG(std::optional<int64_t>, in_flight_requests, std::nullopt,
+          "the publisher's max.in.flight (default: the publisher's own)");
+ABSL_FLAG(std::optional<int64_t>, pg_version, std::nullopt,
+          "PostgreSQL major version (default: the harness's; 17 for failover)");
 
 namespace chaos {
 namespace {
@@ -343,63 +364,52 @@ class Writer {
 };
 
 Options ParseArgs(int argc, char** argv) {
+  testing_harness::ToolArgs args = testing_harness::ParseToolFlags(
+      argc, argv,
+      "outbox-chaos [--rows N] [--faults N] [--seed N] [--max-tx-rows N] "
+      "[--aggregates N] [--schedule full|no-pg-restart|failover] "
+      "[--delivery at-least-once|exactly-once] [--writer table|message|mixed] "
+      "[--broker mock|kafka] [--in-flight-requests N] [--pg-version N]");
+  if (!args.positional.empty() || !args.passed_on.empty())
+    Die("outbox-chaos takes flags only (--help)");
   Options o;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string flag = argv[i], value = argv[i + 1];
-    if (flag == "--delivery") {
-      if (value != "at-least-once" && value != "exactly-once")
-        Die("--delivery takes at-least-once or exactly-once");
-      o.exactly_once = value == "exactly-once";
-      continue;
-    }
-    if (flag == "--writer") {
-      if (value == "table") {
-        o.writer = Options::WriterMode::kTable;
-      } else if (value == "message") {
-        o.writer = Options::WriterMode::kMessage;
-      } else if (value == "mixed") {
-        o.writer = Options::WriterMode::kMixed;
-      } else {
-        Die("--writer takes table, message or mixed");
-      }
-      continue;
-    }
-    if (flag == "--broker") {
-      if (value != "mock" && value != "kafka") Die("--broker takes mock or kafka");
-      o.broker = value;
-      continue;
-    }
-    if (flag == "--schedule") {
-      if (value != "full" && value != "no-pg-restart" && value != "failover")
-        Die("--schedule takes full, no-pg-restart or failover");
-      o.pg_restarts = value == "full";
-      o.failover = value == "failover";
-      continue;
-    }
-    int64_t v;
-    if (!absl::SimpleAtoi(value, &v) || v < 1) Die(absl::StrCat("bad value for ", flag));
-    if (flag == "--rows")
-      o.rows = v;
-    else if (flag == "--faults")
-      o.faults = static_cast<int>(v);
-    else if (flag == "--seed")
-      o.seed = static_cast<uint64_t>(v);
-    else if (flag == "--max-tx-rows")
-      o.max_tx_rows = static_cast<int>(v);
-    else if (flag == "--aggregates")
-      o.aggregates = static_cast<int>(v);
-    else if (flag == "--in-flight-requests")
-      o.in_flight_requests = static_cast<int>(v);
-    else if (flag == "--pg-version")
-      o.pg_version = static_cast<int>(v);
-    else
-      Die(absl::StrCat(
-          "unknown flag ", flag,
-          " (--rows, --faults, --seed, --max-tx-rows, --aggregates, "
-          "--schedule, --in-flight-requests, --delivery, --writer, --broker, "
-          "--pg-version)"));
+  auto at_least_one = [](absl::string_view flag, int64_t v) {
+    if (v < 1) Die(absl::StrCat("--", flag, " takes a number of at least 1"));
+    return v;
+  };
+  o.rows = at_least_one("rows", absl::GetFlag(FLAGS_rows));
+  o.faults = static_cast<int>(at_least_one("faults", absl::GetFlag(FLAGS_faults)));
+  o.seed = static_cast<uint64_t>(at_least_one("seed", absl::GetFlag(FLAGS_seed)));
+  o.max_tx_rows =
+      static_cast<int>(at_least_one("max-tx-rows", absl::GetFlag(FLAGS_max_tx_rows)));
+  o.aggregates =
+      static_cast<int>(at_least_one("aggregates", absl::GetFlag(FLAGS_aggregates)));
+  if (std::optional<int64_t> n = absl::GetFlag(FLAGS_in_flight_requests))
+    o.in_flight_requests = static_cast<int>(at_least_one("in-flight-requests", *n));
+  if (std::optional<int64_t> n = absl::GetFlag(FLAGS_pg_version))
+    o.pg_version = static_cast<int>(at_least_one("pg-version", *n));
+
+  std::string delivery = absl::GetFlag(FLAGS_delivery);
+  if (delivery != "at-least-once" && delivery != "exactly-once")
+    Die("--delivery takes at-least-once or exactly-once");
+  o.exactly_once = delivery == "exactly-once";
+  std::string writer = absl::GetFlag(FLAGS_writer);
+  if (writer == "table") {
+    o.writer = Options::WriterMode::kTable;
+  } else if (writer == "message") {
+    o.writer = Options::WriterMode::kMessage;
+  } else if (writer == "mixed") {
+    o.writer = Options::WriterMode::kMixed;
+  } else {
+    Die("--writer takes table, message or mixed");
   }
-  if (argc % 2 == 0) Die(absl::StrCat("flag ", argv[argc - 1], " needs a value"));
+  o.broker = absl::GetFlag(FLAGS_broker);
+  if (o.broker != "mock" && o.broker != "kafka") Die("--broker takes mock or kafka");
+  std::string schedule = absl::GetFlag(FLAGS_schedule);
+  if (schedule != "full" && schedule != "no-pg-restart" && schedule != "failover")
+    Die("--schedule takes full, no-pg-restart or failover");
+  o.pg_restarts = schedule == "full";
+  o.failover = schedule == "failover";
   if (o.failover && o.pg_version == 0) o.pg_version = 17;
   if (o.failover && o.pg_version < 17)
     Die("--schedule failover needs PostgreSQL 17 or later (failover slots)");

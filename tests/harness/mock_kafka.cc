@@ -35,6 +35,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/flags/flag.h"
+#include "tests/harness/tool_flags.h"
+
+ABSL_FLAG(int, brokers, 3, "brokers in the mock cluster (1..16)");
+
 namespace {
 
 struct ApiKeyName {
@@ -217,23 +222,13 @@ void OnSignal(int) { std::_Exit(0); }
 }  // namespace
 
 int main(int argc, char** argv) {
-  int brokers = 3;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if ((arg == "--brokers") && i + 1 < argc) {
-      auto n = ParseInt(argv[++i]);
-      if (!n || *n < 1 || *n > 16) {
-        std::cerr << "mock-kafka: --brokers takes 1..16\n";
-        return 2;
-      }
-      brokers = *n;
-    } else if (arg == "--help" || arg == "-h") {
-      std::cout << "usage: mock-kafka [--brokers N]   (commands on stdin; see source)\n";
-      return 0;
-    } else {
-      std::cerr << "mock-kafka: unknown argument " << arg << "\n";
-      return 2;
-    }
+  testing_harness::ToolArgs args = testing_harness::ParseToolFlags(
+      argc, argv, "mock-kafka [--brokers N]   (commands on stdin; see the source)");
+  int brokers = absl::GetFlag(FLAGS_brokers);
+  if (!args.positional.empty() || !args.passed_on.empty() || brokers < 1 ||
+      brokers > 16) {
+    std::cerr << "mock-kafka: takes --brokers 1..16 only\n";
+    return 2;
   }
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGINT, OnSignal);
