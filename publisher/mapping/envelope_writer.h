@@ -19,6 +19,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "outbox/v1/envelope.pb.h"
 
 namespace publisher {
 
@@ -37,6 +38,10 @@ struct EnvelopeFields {
 // Replaces `out` with the envelope's bytes (its capacity is kept: pass the same
 // string row after row).
 void WriteEnvelope(const EnvelopeFields& fields, std::string* out);
+
+// The same fields as a protobuf object, built with the library: for the JSON value
+// format, and for tests to check WriteEnvelope's bytes against.
+outbox::v1::Envelope ToEnvelope(const EnvelopeFields& fields);
 
 }  // namespace publisher
 

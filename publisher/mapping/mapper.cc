@@ -184,8 +184,10 @@ absl::StatusOr<std::string> DecodeByteaHex(absl::string_view text) {
 
 absl::StatusOr<BoundRelation> BoundRelation::Bind(const Relation& r,
                                                   const ColumnMapping& c,
-                                                  const std::string& topic_template) {
+                                                  const std::string& topic_template,
+                                                  ValueFormat value_format) {
   BoundRelation b;
+  b.value_format_ = value_format;
   b.schema_ = r.schema;
   b.table_ = r.name;
   for (const auto& col : r.columns) b.column_names_.push_back(col.name);
@@ -330,17 +332,8 @@ absl::StatusOr<BoundRelation::PayloadView> BoundRelation::Payload(
   return PayloadView{*bytes, "application/octet-stream"};
 }
 
-absl::Status BoundRelation::FillHeaders(const Tuple& tuple, absl::string_view event_type,
-                                        OutboxRecord* record) const {
-  // Assigned in place: the strings keep their capacity from the previous row.
-  std::vector<std::pair<std::string, std::string>>& headers = record->headers;
-  headers.resize(kOwnHeaders);
-  headers[0].first.assign("id");
-  headers[0].second.assign(record->id);
-  headers[1].first.assign("event_type");
-  headers[1].second.assign(event_type.data(), event_type.size());
-  headers[2].first.assign("content_type");
-  headers[2].second.assign(kEnvelopeContentType);
+absl::Status BoundRelation::AppendColumnHeaders(const Tuple& tuple,
+                                                Headers* headers) const {
   if (!headers_) return absl::OkStatus();
   ASSIGN_OR_RETURN(Text h, ColumnText(tuple, *headers_));
   if (!h || *h == "{}") return absl::OkStatus();
@@ -351,8 +344,14 @@ absl::Status BoundRelation::FillHeaders(const Tuple& tuple, absl::string_view ev
                      " must hold a JSON object of header values"));
   }
   for (const auto& [name, value] : j.items()) {
+    if (IsReservedHeader(name)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "column ", column_names_[*headers_], " names header \"", name,
+          "\", which is the publisher's own (id, event_type, content_type, outbox_*): "
+          "rename it"));
+    }
     if (value.is_null()) continue;
-    headers.emplace_back(name, HeaderValue(value));
+    headers->emplace_back(name, HeaderValue(value));
   }
   return absl::OkStatus();
 }
@@ -408,11 +407,7 @@ absl::Status BoundRelation::MapInto(const Tuple& tuple, const RowSource& src,
   ASSIGN_OR_RETURN(Text event_type, ColumnText(tuple, type_));
   std::string bytea;  // A bytea payload's bytes.
   ASSIGN_OR_RETURN(PayloadView payload, Payload(tuple, &bytea));
-  // The record's own headers, then the headers column's entries, which are also
-  // the envelope's headers map.
-  RETURN_IF_ERROR(FillHeaders(tuple, event_type.value_or(""), &record));
   ASSIGN_OR_RETURN(absl::Time created, CreatedAt(tuple, src.commit_time));
-  record.timestamp_ms = absl::ToUnixMillis(created);
   RETURN_IF_ERROR(FillTopic(tuple, &record.topic));
 
   EnvelopeFields e;
@@ -422,7 +417,6 @@ absl::Status BoundRelation::MapInto(const Tuple& tuple, const RowSource& src,
   e.event_type = event_type.value_or("");
   e.payload = payload.bytes;
   e.content_type = payload.content_type;
-  e.headers = absl::MakeConstSpan(record.headers).subspan(kOwnHeaders);
   e.created_at = created;
   e.lsn = src.lsn.value();
   e.commit_lsn = src.commit_lsn.value();
@@ -431,7 +425,13 @@ absl::Status BoundRelation::MapInto(const Tuple& tuple, const RowSource& src,
   e.database = src.database;
   e.schema = schema_;
   e.table = table_;
-  WriteEnvelope(e, &record.value);
+  // The record's own headers, then the headers column's entries, which are also
+  // the envelope's headers map.
+  size_t own = SetOwnHeaders(value_format_, e, &record.headers);
+  RETURN_IF_ERROR(AppendColumnHeaders(tuple, &record.headers));
+  e.headers = absl::MakeConstSpan(record.headers).subspan(own);
+  record.timestamp_ms = absl::ToUnixMillis(created);
+  WriteValue(value_format_, e, &record.value);
   return absl::OkStatus();
 }
 

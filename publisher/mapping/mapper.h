@@ -25,6 +25,7 @@
 #include "outbox/v1/envelope.pb.h"
 #include "publisher/delivery/outbox_record.h"
 #include "publisher/mapping/columns.h"
+#include "publisher/mapping/value_format.h"
 
 namespace publisher {
 
@@ -37,16 +38,14 @@ struct RowSource {
   std::string database;
 };
 
-inline constexpr char kEnvelopeContentType[] =
-    "application/x-protobuf; messageType=outbox.v1.Envelope";
-
 // A relation's columns resolved against the configuration.
 class BoundRelation {
  public:
   // kFailedPrecondition naming the missing column or unsupported type, and the fix.
   [[nodiscard]] static absl::StatusOr<BoundRelation> Bind(
       const cdc::pgoutput::Relation& relation, const ColumnMapping& columns,
-      const std::string& topic_template);
+      const std::string& topic_template,
+      ValueFormat value_format = ValueFormat::kEnvelope);
 
   // Maps one INSERT tuple. kInvalidArgument for values that cannot make a message.
   [[nodiscard]] absl::StatusOr<OutboxRecord> Map(const cdc::pgoutput::Tuple& tuple,
@@ -82,9 +81,6 @@ class BoundRelation {
   struct PayloadView {
     absl::string_view bytes, content_type;
   };
-  // The record's own headers (id, event_type, content_type), before the headers
-  // column's entries.
-  static constexpr size_t kOwnHeaders = 3;
 
   // MapInto's steps. Each fails with kInvalidArgument naming the column.
   absl::StatusOr<Text> ColumnText(const cdc::pgoutput::Tuple& tuple, size_t column) const;
@@ -93,8 +89,9 @@ class BoundRelation {
   // A bytea payload is decoded into `*bytes`, which the view then points into.
   absl::StatusOr<PayloadView> Payload(const cdc::pgoutput::Tuple& tuple,
                                       std::string* bytes) const;
-  absl::Status FillHeaders(const cdc::pgoutput::Tuple& tuple,
-                           absl::string_view event_type, OutboxRecord* record) const;
+  // The headers column's entries, after the record's own (SetOwnHeaders).
+  absl::Status AppendColumnHeaders(const cdc::pgoutput::Tuple& tuple,
+                                   Headers* headers) const;
   // The timestamp column's time, else the commit time.
   absl::StatusOr<absl::Time> CreatedAt(const cdc::pgoutput::Tuple& tuple,
                                        absl::Time commit_time) const;
@@ -105,6 +102,7 @@ class BoundRelation {
   size_t id_ = 0, key_ = 0, aggregate_type_ = 0, type_ = 0, payload_ = 0;
   std::optional<size_t> headers_, timestamp_;
   PayloadType payload_type_ = PayloadType::kJson;
+  ValueFormat value_format_ = ValueFormat::kEnvelope;
   std::vector<TopicPart> topic_;
 };
 

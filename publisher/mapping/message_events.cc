@@ -27,7 +27,8 @@ std::string Dump(const nlohmann::json& j) {
 }  // namespace
 
 absl::StatusOr<MessageEvents> MessageEvents::Bind(const ColumnMapping& c,
-                                                  const std::string& topic_template) {
+                                                  const std::string& topic_template,
+                                                  ValueFormat value_format) {
   pg::Relation r;
   r.oid = 0;
   r.replica_identity = 'd';
@@ -36,7 +37,8 @@ absl::StatusOr<MessageEvents> MessageEvents::Bind(const ColumnMapping& c,
                {0, c.payload, kJsonbOid, -1}, {0, c.headers, kJsonbOid, -1}};
   ColumnMapping columns = c;
   columns.timestamp = "";  // Messages carry none: the commit time is used.
-  absl::StatusOr<BoundRelation> bound = BoundRelation::Bind(r, columns, topic_template);
+  absl::StatusOr<BoundRelation> bound =
+      BoundRelation::Bind(r, columns, topic_template, value_format);
   if (!bound.ok()) {
     return absl::FailedPreconditionError(
         absl::StrCat("--message-prefix: events without a table have the fields ", c.id,

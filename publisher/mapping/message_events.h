@@ -27,7 +27,8 @@ class MessageEvents {
  public:
   // kFailedPrecondition when the topic template names a column messages lack.
   [[nodiscard]] static absl::StatusOr<MessageEvents> Bind(
-      const ColumnMapping& columns, const std::string& topic_template);
+      const ColumnMapping& columns, const std::string& topic_template,
+      ValueFormat value_format = ValueFormat::kEnvelope);
 
   // kInvalidArgument naming what is wrong with `content` (not a JSON object, a
   // required field missing or not a string, headers not an object, ...).

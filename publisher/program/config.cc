@@ -172,6 +172,14 @@ const std::vector<Flag>& Flags() {
              ASSIGN_OR_RETURN(c.topic, ParseTopicTemplate("topic", v));
              return absl::OkStatus();
            }},
+      Flag{"value-format",
+           "record value: envelope (protobuf), payload (as Debezium's "
+           "outbox router) or json (the envelope as JSON)",
+           false,
+           [](Config& c, absl::string_view v) -> absl::Status {
+             ASSIGN_OR_RETURN(c.value_format, ParseValueFormat(v));
+             return absl::OkStatus();
+           }},
       STRING_FLAG("id-column", columns.id, "stable message id"),
       STRING_FLAG("key-column", columns.key, "Kafka message key"),
       STRING_FLAG("aggregate-type-column", columns.aggregate_type, "aggregate type"),
@@ -566,6 +574,7 @@ std::vector<outbox::Field> DescribeConfig(const Config& c) {
       {"on-slot-gap", std::string(OnSlotGapName(c.on_slot_gap))},
       {"brokers", c.brokers},
       {"topic", c.topic},
+      {"value-format", std::string(ValueFormatName(c.value_format))},
       {"id-column", c.columns.id},
       {"key-column", c.columns.key},
       {"aggregate-type-column", c.columns.aggregate_type},

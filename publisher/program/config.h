@@ -20,6 +20,7 @@
 #include "common/kafka_properties.h"
 #include "common/log.h"
 #include "publisher/mapping/columns.h"
+#include "publisher/mapping/value_format.h"
 #include "publisher/recovery/slot_plan.h"
 #include "publisher/relay/relay_options.h"
 
@@ -44,6 +45,7 @@ struct Config {
   std::string brokers = "localhost:9092";
   std::string topic = "outbox.event.{aggregate_type}";
   ColumnMapping columns;
+  ValueFormat value_format = ValueFormat::kEnvelope;  // --value-format.
   // Kafka client properties, merged from -F/--kafka-config, OUTBOX_KAFKA_* and -X
   // (docs/configuration.md, "Kafka client properties"): each key once, the winning value.
   outbox::KafkaProperties kafka_properties;

@@ -10,6 +10,7 @@ RelayOptions RelayOptionsFrom(const Config& c, std::string database) {
   o.tables = c.tables;
   o.columns = c.columns;
   o.topic = c.topic;
+  o.value_format = c.value_format;
   o.max_in_flight = c.max_in_flight;
   o.max_in_flight_bytes = c.max_in_flight_bytes;
   o.on_error = c.on_error;

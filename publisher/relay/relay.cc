@@ -17,7 +17,7 @@ absl::Status Relay::Run(cdc::WalStream& stream, Sink& sink,
                         const std::atomic<bool>& stop) {
   if (!options_.message_prefix.empty() && !messages_) {
     absl::StatusOr<MessageEvents> m =
-        MessageEvents::Bind(options_.columns, options_.topic);
+        MessageEvents::Bind(options_.columns, options_.topic, options_.value_format);
     if (!m.ok()) return m.status();
     messages_ = std::move(*m);
   }

@@ -10,6 +10,7 @@
 #include "absl/time/time.h"
 #include "cdc/timeline.h"
 #include "publisher/mapping/columns.h"
+#include "publisher/mapping/value_format.h"
 
 namespace publisher {
 
@@ -23,6 +24,7 @@ struct RelayOptions {
   std::vector<TableName> tables;
   ColumnMapping columns;
   std::string topic;
+  ValueFormat value_format = ValueFormat::kEnvelope;  // What record values hold.
   int64_t max_in_flight = 0;
   int64_t max_in_flight_bytes = 0;
   OnError on_error = OnError::kHalt;

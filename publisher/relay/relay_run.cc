@@ -174,7 +174,8 @@ absl::Status RelayRun::OnRelation(const cdc::pgoutput::Relation& relation) {
       });
   if (!is_outbox) return absl::OkStatus();
   ASSIGN_OR_RETURN(BoundRelation bound,
-                   BoundRelation::Bind(relation, options_.columns, options_.topic));
+                   BoundRelation::Bind(relation, options_.columns, options_.topic,
+                                       options_.value_format));
   outbox_.insert_or_assign(relation.oid, std::move(bound));
   return absl::OkStatus();
 }

@@ -6,7 +6,6 @@
 #include <utility>
 #include <vector>
 
-#include "common/proto_time.h"
 #include "gtest/gtest.h"
 #include "outbox/v1/envelope.pb.h"
 
@@ -15,25 +14,8 @@ namespace {
 
 // What the library writes for the same fields (created_at and source always set).
 std::string LibraryBytes(const EnvelopeFields& f) {
-  outbox::v1::Envelope e;
-  e.set_id(std::string(f.id));
-  e.set_aggregate_type(std::string(f.aggregate_type));
-  e.set_aggregate_id(std::string(f.aggregate_id));
-  e.set_event_type(std::string(f.event_type));
-  e.set_payload(std::string(f.payload));
-  for (const auto& [k, v] : f.headers) (*e.mutable_headers())[k] = v;
-  outbox::SetTimestamp(e.mutable_created_at(), f.created_at);
-  outbox::v1::Source* s = e.mutable_source();
-  s->set_lsn(f.lsn);
-  s->set_commit_lsn(f.commit_lsn);
-  s->set_xid(f.xid);
-  outbox::SetTimestamp(s->mutable_commit_time(), f.commit_time);
-  s->set_database(std::string(f.database));
-  s->set_schema(std::string(f.schema));
-  s->set_table(std::string(f.table));
-  e.set_content_type(std::string(f.content_type));
   std::string out;
-  EXPECT_TRUE(e.SerializeToString(&out));
+  EXPECT_TRUE(ToEnvelope(f).SerializeToString(&out));
   return out;
 }
 

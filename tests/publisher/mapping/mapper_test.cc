@@ -1,8 +1,10 @@
 #include "publisher/mapping/mapper.h"
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/civil_time.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "outbox/v1/envelope.pb.h"
 #include "tests/publisher/outbox_relation.h"
@@ -42,8 +44,10 @@ RowSource Source() {
 }
 
 BoundRelation Bind(const Relation& r = Outbox(),
-                   const std::string& topic = "outbox.event.{aggregate_type}") {
-  absl::StatusOr<BoundRelation> b = BoundRelation::Bind(r, ColumnMapping{}, topic);
+                   const std::string& topic = "outbox.event.{aggregate_type}",
+                   ValueFormat format = ValueFormat::kEnvelope) {
+  absl::StatusOr<BoundRelation> b =
+      BoundRelation::Bind(r, ColumnMapping{}, topic, format);
   EXPECT_TRUE(b.ok()) << b.status();
   return *b;
 }
@@ -105,6 +109,90 @@ TEST(MapperTest, PayloadTypes) {
   auto null_payload = Bind().Map(Row(kNull), Source());
   ASSERT_TRUE(null_payload.ok());
   EXPECT_EQ(Decode(*null_payload).payload(), "");
+}
+
+BoundRelation BindAs(ValueFormat format, uint32_t payload_type = 3802) {
+  return Bind(Outbox(payload_type), "outbox.event.{aggregate_type}", format);
+}
+
+constexpr ValueFormat kEveryFormat[] = {ValueFormat::kEnvelope, ValueFormat::kPayload,
+                                        ValueFormat::kJson};
+
+TEST(MapperTest, PayloadFormatCarriesThePayloadAloneWithTheEnvelopeInHeaders) {
+  absl::StatusOr<OutboxRecord> r = BindAs(ValueFormat::kPayload).Map(Row(), Source());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->value, R"({"total": 10})");
+  EXPECT_EQ(r->key, "o-1");
+  EXPECT_EQ(r->topic, "outbox.event.order");
+  EXPECT_EQ(r->timestamp_ms, 1'767'323'045'123);
+  EXPECT_THAT(
+      r->headers,
+      ElementsAre(Pair("id", "0b7e1a50-3c5d-4f0e-9a55-5d1f2b9d8e01"),
+                  Pair("event_type", "OrderCreated"),
+                  Pair("content_type", "application/json"),
+                  Pair("outbox_aggregate_type", "order"), Pair("outbox_lsn", "0/1000"),
+                  Pair("outbox_commit_lsn", "0/1100"), Pair("outbox_xid", "742"),
+                  Pair("outbox_commit_time", "2026-01-01T00:00:00.000000Z"),
+                  Pair("trace", "abc")));
+
+  auto text = BindAs(ValueFormat::kPayload, 25).Map(Row(T("héllo")), Source());
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_EQ(text->value, "héllo");
+  EXPECT_THAT(text->headers, ::testing::Contains(Pair("content_type", "text/plain")));
+  auto bytes = BindAs(ValueFormat::kPayload, 17).Map(Row(T("\\x00ff0a41")), Source());
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  EXPECT_EQ(bytes->value, "\x00\xff\x0a\x41"s);
+  EXPECT_THAT(bytes->headers,
+              ::testing::Contains(Pair("content_type", "application/octet-stream")));
+}
+
+TEST(MapperTest, JsonFormatIsTheEnvelopeInProtobufsJsonMapping) {
+  absl::StatusOr<OutboxRecord> binary = Bind().Map(Row(), Source());
+  absl::StatusOr<OutboxRecord> json = BindAs(ValueFormat::kJson).Map(Row(), Source());
+  ASSERT_TRUE(binary.ok() && json.ok()) << json.status();
+  outbox::v1::Envelope from_json;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json->value, &from_json).ok())
+      << json->value;
+  EXPECT_EQ(from_json.SerializeAsString(), Decode(*binary).SerializeAsString())
+      << json->value;
+  EXPECT_THAT(json->value, HasSubstr(R"("aggregateType":"order")"));
+  EXPECT_THAT(
+      json->headers,
+      ElementsAre(Pair("id", "0b7e1a50-3c5d-4f0e-9a55-5d1f2b9d8e01"),
+                  Pair("event_type", "OrderCreated"),
+                  Pair("content_type", kJsonEnvelopeContentType), Pair("trace", "abc")));
+}
+
+TEST(MapperTest, AHeadersColumnEntryWithAReservedNameIsAPermanentErrorInEveryFormat) {
+  for (ValueFormat format : kEveryFormat) {
+    for (const char* name : {"id", "event_type", "content_type", "outbox_lsn"}) {
+      absl::StatusOr<OutboxRecord> r = BindAs(format).Map(
+          Row(T(R"({"total": 10})"), T(absl::StrFormat(R"({"%s": "x"})", name))),
+          Source());
+      ASSERT_FALSE(r.ok()) << ValueFormatName(format) << " " << name;
+      EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+      EXPECT_THAT(r.status().message(), HasSubstr(absl::StrCat("\"", name, "\"")));
+      EXPECT_THAT(r.status().message(), HasSubstr("column headers"));
+    }
+  }
+}
+
+TEST(MapperTest, TraceContextFromTheHeadersColumnBecomesKafkaHeadersInEveryFormat) {
+  const std::string traceparent =
+      "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+  for (ValueFormat format : kEveryFormat) {
+    absl::StatusOr<OutboxRecord> r = BindAs(format).Map(
+        Row(T(R"({"total": 10})"),
+            T(absl::StrFormat(
+                R"({"traceparent": "%s", "tracestate": "congo=t61rcWkgMzE"})",
+                traceparent))),
+        Source());
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_THAT(r->headers, ::testing::Contains(Pair("traceparent", traceparent)))
+        << ValueFormatName(format);
+    EXPECT_THAT(r->headers, ::testing::Contains(Pair("tracestate", "congo=t61rcWkgMzE")))
+        << ValueFormatName(format);
+  }
 }
 
 TEST(MapperTest, HeaderValuesOfEveryJsonType) {

@@ -111,6 +111,18 @@ TEST(ConfigTest, BadExactlyOnceValuesNameTheFlag) {
   EXPECT_THAT(x.status().message(), HasSubstr("--transactional-id"));
 }
 
+TEST(ConfigTest, ValueFormat) {
+  EXPECT_EQ(Parse({})->value_format, ValueFormat::kEnvelope);
+  EXPECT_EQ(Parse({"--value-format", "payload"})->value_format, ValueFormat::kPayload);
+  EXPECT_EQ(Parse({"--value-format=json"})->value_format, ValueFormat::kJson);
+  EXPECT_EQ(Parse({}, {{"OUTBOX_VALUE_FORMAT", "payload"}})->value_format,
+            ValueFormat::kPayload);
+  absl::StatusOr<Config> bad = Parse({"--value-format", "avro"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("--value-format"));
+  EXPECT_THAT(bad.status().message(), HasSubstr("envelope, payload or json"));
+}
+
 TEST(ConfigTest, OperationsFlags) {
   absl::StatusOr<Config> c =
       Parse({"--check", "--metrics-port", "9187", "--metrics-address=0.0.0.0",
