@@ -1,11 +1,17 @@
 // ReadEnvelope: turns a Kafka record written by outbox-publisher back into the
-// outbox.v1.Envelope it carries (SPEC "Kafka record"). Pure.
+// outbox.v1.Envelope it carries, whatever its --value-format (docs/design.md, "The
+// Kafka record"). Pure.
 //
-// A record is accepted only when its content_type header names the Envelope
-// (kEnvelopeContentType), its value parses, and the envelope has an id: the id is
-// what makes applying it idempotent. Anything else is kInvalidArgument, a
-// permanent error: reading it again cannot make it an envelope, so the consumer
-// sends it to the dead-letter topic instead of retrying.
+//   content_type = kEnvelopeContentType       the value is the envelope (protobuf)
+//   content_type = kJsonEnvelopeContentType   the value is the envelope (JSON)
+//   otherwise, with an id header              the value is the payload alone (the
+//       payload format, or Debezium's Outbox Event Router): the envelope is rebuilt
+//       from the key, the value and the headers (outbox_* where present).
+//
+// The envelope must have an id: the id is what makes applying it idempotent.
+// Anything else is kInvalidArgument, a permanent error: reading it again cannot
+// make it an envelope, so the consumer sends it to the dead-letter topic instead
+// of retrying.
 #ifndef CONSUMER_ENVELOPE_READER_H_
 #define CONSUMER_ENVELOPE_READER_H_
 
@@ -18,6 +24,8 @@ namespace consumer {
 inline constexpr char kContentTypeHeader[] = "content_type";
 inline constexpr char kEnvelopeContentType[] =
     "application/x-protobuf; messageType=outbox.v1.Envelope";
+inline constexpr char kJsonEnvelopeContentType[] =
+    "application/json; messageType=outbox.v1.Envelope";
 
 [[nodiscard]] absl::StatusOr<outbox::v1::Envelope> ReadEnvelope(const InboundRecord& r);
 

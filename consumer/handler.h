@@ -32,6 +32,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "consumer/inbound_record.h"
+#include "consumer/trace_context.h"
 #include "outbox/v1/envelope.pb.h"
 
 namespace consumer {
@@ -56,6 +57,7 @@ class Transaction {
 struct Event {
   const outbox::v1::Envelope& envelope;
   const InboundRecord& record;
+  TraceContext trace = {};  // The writer's W3C trace context, if it sent one.
 };
 
 using Handler = std::function<absl::Status(const Event&, Transaction&)>;

@@ -5,6 +5,7 @@
 #define CONSUMER_INBOUND_RECORD_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,6 +33,7 @@ struct InboundRecord {
   std::string key;
   std::string value;
   std::vector<std::pair<std::string, std::string>> headers;
+  std::optional<int64_t> timestamp_ms;  // The record's, when the broker gave one.
 
   // The first header named `name`, or nullptr.
   const std::string* Header(const std::string& name) const {

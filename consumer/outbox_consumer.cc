@@ -70,7 +70,7 @@ void OutboxConsumer::Handle(const InboundRecord& r, bool held) {
     return;
   }
   absl::StatusOr<ApplyResult> result =
-      ApplyOnce(db_, table_, Event{*envelope, r}, handler_);
+      ApplyOnce(db_, table_, Event{*envelope, r, TraceContextOf(r)}, handler_);
   if (result.ok()) {
     ++(*result == ApplyResult::kApplied ? stats_.applied : stats_.duplicates);
     Finish(r, held);
@@ -144,13 +144,16 @@ void OutboxConsumer::SendDeadLetter(const InboundRecord& r, bool held,
     return;
   }
   ++stats_.dead_lettered;
+  TraceContext trace = TraceContextOf(r);
   log_.Warn("record sent to the dead-letter topic",
             {{"topic", r.source.topic},
              {"partition", static_cast<int64_t>(r.source.partition)},
              {"offset", r.offset},
              {"reason", reason},
              {"attempts", static_cast<int64_t>(attempts)},
-             {"error", std::string(error.message())}});
+             {"error", std::string(error.message())},
+             {"traceparent", trace.traceparent},
+             {"tracestate", trace.tracestate}});
   Finish(r, held);
 }
 

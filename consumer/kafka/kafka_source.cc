@@ -183,6 +183,9 @@ absl::StatusOr<std::optional<InboundRecord>> KafkaSource::Poll(absl::Duration ti
     r.value.assign(static_cast<const char*>(m->payload), m->len);
   }
   r.headers = outbox::MessageHeaders(m);
+  rd_kafka_timestamp_type_t type;
+  int64_t timestamp = rd_kafka_message_timestamp(m, &type);
+  if (type != RD_KAFKA_TIMESTAMP_NOT_AVAILABLE) r.timestamp_ms = timestamp;
   rd_kafka_message_destroy(m);
   return r;
 }

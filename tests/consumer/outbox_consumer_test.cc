@@ -32,6 +32,7 @@ class OutboxConsumerTest : public ::testing::Test {
   // a list of statuses returned by its first calls.
   absl::Status Handle(const Event& e, Transaction& tx) {
     ++calls_[e.envelope.id()];
+    traces_[e.envelope.id()] = e.trace.traceparent;
     auto& script = failures_[e.envelope.id()];
     if (!script.empty()) {
       absl::Status s = script.front();
@@ -72,7 +73,17 @@ class OutboxConsumerTest : public ::testing::Test {
     return offsets;
   }
 
-  std::FILE* sink_ = std::fopen("/dev/null", "w");
+  // What the consumer logged so far.
+  std::string Logged() {
+    std::fflush(sink_);
+    std::rewind(sink_);
+    std::string text;
+    char buf[4096];
+    for (size_t n; (n = std::fread(buf, 1, sizeof(buf), sink_)) > 0;) text.append(buf, n);
+    return text;
+  }
+
+  std::FILE* sink_ = std::tmpfile();
   outbox::Logger log_;
   FakeClock clock_;
   FakeSource source_{clock_};
@@ -81,6 +92,7 @@ class OutboxConsumerTest : public ::testing::Test {
   ProcessedTable table_{"processed_messages"};
   ConsumerOptions options_;
   std::map<std::string, int> calls_;
+  std::map<std::string, std::string> traces_;  // The traceparent each handler call saw.
   std::map<std::string, std::vector<absl::Status>> failures_;
   std::unique_ptr<OutboxConsumer> consumer_;
 };
@@ -200,6 +212,22 @@ TEST_F(OutboxConsumerTest, APermanentErrorIsDeadLetteredAtOnce) {
                                      Pair("dlq.attempts", "1")}));
   EXPECT_TRUE(db_.effects.empty());  // Its writes were rolled back.
   EXPECT_EQ(source_.pauses, 0);
+}
+
+TEST_F(OutboxConsumerTest, TheWritersTraceContextReachesTheHandlerAndTheDeadLetterLog) {
+  const std::string traceparent =
+      "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+  InboundRecord traced = EnvelopeRecord("t", 0, 0, "e0");
+  traced.headers.push_back({"traceparent", traceparent});
+  source_.Append(traced);
+  source_.Append(EnvelopeRecord("t", 0, 1, "e1"));
+  failures_["e0"] = {PermanentError("no such order")};
+  StepUntilDone(2);
+  EXPECT_EQ(traces_["e0"], traceparent);
+  EXPECT_EQ(traces_["e1"], "");
+  std::string log = Logged();
+  EXPECT_THAT(log, testing::HasSubstr("record sent to the dead-letter topic"));
+  EXPECT_THAT(log, testing::HasSubstr(traceparent));
 }
 
 TEST_F(OutboxConsumerTest, AnOffsetWaitsUntilItsDeadLetterIsStored) {
