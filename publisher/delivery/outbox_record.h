@@ -15,6 +15,9 @@ struct OutboxRecord {
   std::string topic;
   std::string key;
   std::string value;  // Serialized outbox.v1.Envelope (or a dead letter's content).
+  // A null value rather than an empty one: --value-format payload with a NULL
+  // payload, as Debezium writes it (a tombstone, on a compacted topic).
+  bool value_null = false;
   std::vector<std::pair<std::string, std::string>> headers;
   int64_t timestamp_ms = 0;
   std::string id;  // For logs.

@@ -157,7 +157,8 @@ absl::Status ProduceRecord(rd_kafka_t* rk, TopicHandles& topics, const OutboxRec
   rd_kafka_resp_err_t err = rd_kafka_producev(
       rk, RD_KAFKA_V_RKT(rkt), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
       RD_KAFKA_V_KEY(r.key.data(), r.key.size()),
-      RD_KAFKA_V_VALUE(const_cast<char*>(r.value.data()), r.value.size()),
+      RD_KAFKA_V_VALUE(r.value_null ? nullptr : const_cast<char*>(r.value.data()),
+                       r.value_null ? 0 : r.value.size()),
       RD_KAFKA_V_HEADERS(headers), RD_KAFKA_V_TIMESTAMP(r.timestamp_ms),
       RD_KAFKA_V_OPAQUE(opaque), RD_KAFKA_V_END);
   if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return absl::OkStatus();

@@ -316,13 +316,13 @@ absl::StatusOr<BoundRelation::PayloadView> BoundRelation::Payload(
   ASSIGN_OR_RETURN(Text payload, ColumnText(tuple, payload_));
   switch (payload_type_) {
     case PayloadType::kJson:
-      return PayloadView{payload.value_or(""), "application/json"};
+      return PayloadView{payload.value_or(""), "application/json", !payload};
     case PayloadType::kText:
-      return PayloadView{payload.value_or(""), "text/plain"};
+      return PayloadView{payload.value_or(""), "text/plain", !payload};
     case PayloadType::kBytea:
       break;
   }
-  if (!payload) return PayloadView{"", "application/octet-stream"};
+  if (!payload) return PayloadView{"", "application/octet-stream", true};
   absl::StatusOr<std::string> raw = DecodeByteaHex(*payload);
   if (!raw.ok()) {
     return absl::InvalidArgumentError(
@@ -432,6 +432,7 @@ absl::Status BoundRelation::MapInto(const Tuple& tuple, const RowSource& src,
   e.headers = absl::MakeConstSpan(record.headers).subspan(own);
   record.timestamp_ms = absl::ToUnixMillis(created);
   WriteValue(value_format_, e, &record.value);
+  record.value_null = value_format_ == ValueFormat::kPayload && payload.null;
   return absl::OkStatus();
 }
 

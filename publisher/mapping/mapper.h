@@ -80,6 +80,7 @@ class BoundRelation {
   // The payload as the envelope carries it, and its content type.
   struct PayloadView {
     absl::string_view bytes, content_type;
+    bool null = false;  // The column is NULL (bytes is then empty).
   };
 
   // MapInto's steps. Each fails with kInvalidArgument naming the column.

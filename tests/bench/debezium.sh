@@ -6,15 +6,18 @@
 # by `stop`, and by a watchdog when the owner exits.
 #
 #   debezium.sh start --owner PID --bootstrap HOST:PORT,... --pg-port PORT
-#                     --slot NAME --publication NAME --table SCHEMA.TABLE
-#                     [--topic-prefix PREFIX]
+#                     --slot NAME --publication NAME --table SCHEMA.TABLE[,...]
+#                     [--topic-prefix PREFIX] [--value-converter CLASS]
+#                     [--type-header yes|no]
 #       starts Connect with the connector and prints on stdout:
 #         DEBEZIUM_DIR=... DEBEZIUM_PID=...
 #       The slot and the publication must exist (the benchmark makes them, before
 #       the backlog it measures); the connector takes no snapshot and streams from
 #       the slot. Rows go to PREFIX<aggregate_type> (default prefix
 #       "debezium.outbox.event."), keyed by aggregate_id, with the id and
-#       event_type in headers, the payload as the value's text.
+#       event_type (header "type"; --type-header no leaves it out, the router's
+#       default) in headers, the payload as the value: its text with the default
+#       StringConverter, a bytea's bytes with io.debezium.converters.BinaryDataConverter.
 #   debezium.sh stop DIR
 #
 # The settings follow Debezium's documentation for throughput (a larger batch
@@ -43,6 +46,7 @@ cmd_stop() {
 cmd_start() {
   local owner="" bootstrap="" pg_port="" slot="" publication="" table=""
   local prefix="debezium.outbox.event."
+  local converter="org.apache.kafka.connect.storage.StringConverter" type_header=yes
   while [ $# -gt 0 ]; do
     case "$1" in
       --owner) owner=$2; shift 2 ;;
@@ -52,6 +56,8 @@ cmd_start() {
       --publication) publication=$2; shift 2 ;;
       --table) table=$2; shift 2 ;;
       --topic-prefix) prefix=$2; shift 2 ;;
+      --value-converter) converter=$2; shift 2 ;;
+      --type-header) type_header=$2; shift 2 ;;
       *) die "unknown option $1" ;;
     esac
   done
@@ -112,8 +118,12 @@ transforms.outbox.table.field.event.key=aggregate_id
 transforms.outbox.table.field.event.payload=payload
 transforms.outbox.route.by.field=aggregate_type
 transforms.outbox.route.topic.replacement=$prefix\${routedByValue}
-transforms.outbox.table.fields.additional.placement=event_type:header:type
+value.converter=$converter
 PROPS
+  if [ "$type_header" = yes ]; then
+    echo "transforms.outbox.table.fields.additional.placement=event_type:header:type" \
+      >>"$dir/connector.properties"
+  fi
   cat >"$dir/log4j2.properties" <<'LOG'
 status = error
 appender.file.type = File

@@ -46,6 +46,7 @@
 #include "absl/strings/str_format.h"
 #include "cdc/lsn.h"
 #include "tests/bench/support.h"
+#include "tests/harness/debezium_connect.h"
 #include "tests/harness/fatal.h"
 #include "tests/harness/kafka_cluster.h"
 #include "tests/harness/pg_cluster.h"
@@ -57,6 +58,7 @@ namespace {
 
 using testing_harness::BuildPath;
 using testing_harness::Consumer;
+using testing_harness::DebeziumConnect;
 using testing_harness::Die;
 using testing_harness::KafkaCluster;
 using testing_harness::Must;
@@ -86,37 +88,19 @@ struct Backlog {
   bool exactly_once = false;
 };
 
-// Kafka Connect with Debezium, stopped (and its folder deleted) on destruction.
-class Debezium {
- public:
-  Debezium(PgCluster& pg, const std::string& bootstrap, const std::string& topic_prefix) {
-    std::string out =
-        Must(testing_harness::RunCommand(absl::StrCat(
-                 testing_harness::HarnessPath("../bench/debezium.sh"), " start --owner ",
-                 getpid(), " --bootstrap ", bootstrap, " --pg-port ", pg.port(),
-                 " --slot ", kDebeziumSlot,
-                 " --publication outbox_publisher --table public.outbox --topic-prefix ",
-                 topic_prefix)),
-             "start Debezium");
-    dir_ = testing_harness::OutputValue(out, "DEBEZIUM_DIR");
-    pid_ = std::stoi(testing_harness::OutputValue(out, "DEBEZIUM_PID"));
-  }
-  ~Debezium() {
-    (void)testing_harness::RunCommand(absl::StrCat(
-        testing_harness::HarnessPath("../bench/debezium.sh"), " stop ", dir_));
-  }
-  pid_t pid() const { return pid_; }
-  bool running() const { return kill(pid_, 0) == 0; }
-  std::string LogTail() const {
-    return Must(
-        testing_harness::RunCommand(absl::StrCat("tail -n 30 ", dir_, "/connect.log")),
-        "read the Connect log");
-  }
-
- private:
-  std::string dir_;
-  pid_t pid_ = -1;
-};
+// Kafka Connect with Debezium on the benchmark's slot and publication.
+std::unique_ptr<DebeziumConnect> StartDebezium(PgCluster& pg,
+                                               const std::string& bootstrap,
+                                               const std::string& topic_prefix) {
+  DebeziumConnect::Options o;
+  o.bootstrap = bootstrap;
+  o.pg_port = pg.port();
+  o.slot = kDebeziumSlot;
+  o.publication = "outbox_publisher";
+  o.tables = "public.outbox";
+  o.topic_prefix = topic_prefix;
+  return Must(DebeziumConnect::Start(o), "start Debezium");
+}
 
 class Versus {
  public:
@@ -171,12 +155,13 @@ class Versus {
     std::cerr << "versus: " << name << ": Debezium" << std::endl;
     start = absl::Now();
     {
-      Debezium debezium(*pg, kafka_->bootstrap(), tag + "debezium.outbox.event.");
+      std::unique_ptr<DebeziumConnect> debezium =
+          StartDebezium(*pg, kafka_->bootstrap(), tag + "debezium.outbox.event.");
       if (!WaitFor([&] { return Confirmed(*sql, kDebeziumSlot) >= before_last; },
                    absl::Minutes(30)) ||
-          !debezium.running())
-        Die("Debezium: " + debezium.LogTail());
-      r.debezium = Figures(rows, absl::Now() - start, Usage(debezium.pid()));
+          !debezium->running())
+        Die("Debezium: " + debezium->LogTail());
+      r.debezium = Figures(rows, absl::Now() - start, Usage(debezium->pid()));
     }
     CheckTopic(tag + "debezium.outbox.event.bench", rows);
     return r;
@@ -197,11 +182,10 @@ class Versus {
     std::string tag = absl::StrCat("v", ++runs_, ".");
     std::string topic = tag + (debezium ? "debezium." : "") + "outbox.event.bench";
     std::unique_ptr<Process> publisher;
-    std::unique_ptr<Debezium> connect;
+    std::unique_ptr<DebeziumConnect> connect;
     int metrics_port = testing_harness::FreeTcpPort();
     if (debezium) {
-      connect = std::make_unique<Debezium>(*pg, kafka_->bootstrap(),
-                                           tag + "debezium.outbox.event.");
+      connect = StartDebezium(*pg, kafka_->bootstrap(), tag + "debezium.outbox.event.");
     } else {
       publisher = StartPublisher(*pg, tag, "steady",
                                  {"--metrics-port", absl::StrCat(metrics_port)});

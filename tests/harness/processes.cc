@@ -268,6 +268,7 @@ void Consumer::Loop() {
       r.offset = m->offset;
       if (m->key) r.key.assign(static_cast<const char*>(m->key), m->key_len);
       if (m->payload) r.value.assign(static_cast<const char*>(m->payload), m->len);
+      r.value_null = m->payload == nullptr;
       rd_kafka_timestamp_type_t type;
       r.timestamp_ms = rd_kafka_message_timestamp(m, &type);
       r.received = absl::Now();

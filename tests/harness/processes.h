@@ -115,6 +115,7 @@ struct ConsumedRecord {
   int64_t offset;
   std::string key;
   std::string value;
+  bool value_null = false;  // A null value (a tombstone), not an empty one.
   std::vector<std::pair<std::string, std::string>> headers;
   int64_t timestamp_ms;
   absl::Time received;  // When the consumer's poll returned it.

@@ -139,6 +139,13 @@ TEST(MapperTest, PayloadFormatCarriesThePayloadAloneWithTheEnvelopeInHeaders) {
   ASSERT_TRUE(text.ok()) << text.status();
   EXPECT_EQ(text->value, "héllo");
   EXPECT_THAT(text->headers, ::testing::Contains(Pair("content_type", "text/plain")));
+  // A NULL payload is a null value, as Debezium writes it; the envelope formats
+  // carry an empty payload instead.
+  auto null_payload = BindAs(ValueFormat::kPayload).Map(Row(kNull), Source());
+  ASSERT_TRUE(null_payload.ok()) << null_payload.status();
+  EXPECT_TRUE(null_payload->value_null);
+  EXPECT_FALSE(r->value_null);
+  EXPECT_FALSE(Bind().Map(Row(kNull), Source())->value_null);
   auto bytes = BindAs(ValueFormat::kPayload, 17).Map(Row(T("\\x00ff0a41")), Source());
   ASSERT_TRUE(bytes.ok()) << bytes.status();
   EXPECT_EQ(bytes->value, "\x00\xff\x0a\x41"s);
