@@ -21,7 +21,7 @@
 //   quit                                 exit
 //
 // It exits on "quit", at end of stdin (so it dies with the process that started it)
-// or on SIGTERM/SIGINT. Limits (TESTING.md): each partition keeps only its newest
+// or on SIGTERM/SIGINT. Limits (docs/testing.md, "Testing against two brokers"): each partition keeps only its newest
 // ~5 MiB, and auto-created topics get 4 partitions.
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>

@@ -1,6 +1,6 @@
-// SPEC guarantee 8, one test per item: bad input gets one log line that names the
-// problem and the fix, the documented exit code, and no LSN confirmed past an
-// unpublished row.
+// Guarantee 8 (README, "Guarantees"), one test per kind of bad input: it gets one
+// log line that names the problem and the fix, the documented exit code, and no
+// LSN confirmed past an unpublished row.
 #include <signal.h>
 
 #include <functional>

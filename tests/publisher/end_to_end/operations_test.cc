@@ -1,4 +1,4 @@
-// Issue 9 end to end: --check against real servers, /metrics and /healthz over
+// Operations end to end: --check against real servers, /metrics and /healthz over
 // real HTTP, and the slot watcher (--max-retained-wal, a dropped outbox table).
 #include <httplib.h>
 #include <signal.h>

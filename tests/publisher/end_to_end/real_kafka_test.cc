@@ -499,7 +499,7 @@ TEST_F(RealKafkaTest, ASecondInstanceWithTheTransactionalIdFencesTheFirst) {
                          << confirmed.ToString() << ")";
 }
 
-// Issue 17: the paths between the publisher and the brokers go silent without
+// Silent broker paths: the paths between the publisher and the brokers go silent without
 // closing (a NAT or firewall that dropped its state): blackhole-proxy in front of
 // every broker forwards nothing and closes nothing. In both delivery modes:
 //  1. Only the connections open now die (new ones work, as after a NAT reset):

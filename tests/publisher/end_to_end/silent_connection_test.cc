@@ -1,4 +1,4 @@
-// Issue 17: a replication connection that goes silent without closing (a dropped
+// A replication connection that goes silent without closing (a dropped
 // NAT entry, a paused server: blackhole-proxy freezes it) must not stall the
 // publisher. It notices within --replication-timeout, warns with the cause,
 // reconnects (standing by until the old walsender lets go of the slot), and

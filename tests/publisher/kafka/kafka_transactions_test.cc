@@ -102,7 +102,7 @@ TEST(KafkaTransactionsTest, NoCheckpointIsStoredBeforeEveryRecordOfItsTransactio
   EXPECT_TRUE(read.empty()) << "a checkpoint was stored without its record";
 }
 
-// Issue 16: after injected Produce errors, librdkafka can report a record of a
+// Unproven deliveries in a transaction: after injected Produce errors, librdkafka can report a record of a
 // transaction delivered that no broker stored (no offset: an implicit or
 // duplicate-sequence acknowledgement), and the commit still succeeds. Every
 // transaction whose Commit returned OK must have all its records stored; one

@@ -167,7 +167,7 @@ TEST_F(RelayTest, IdleStreamConfirmsTheKeepaliveWalEndAndAsksForKeepalives) {
 }
 
 TEST_F(RelayTest, ASilentServerEndsTheRunSoTheSupervisorReconnects) {
-  // Issue 17: a half-open connection. Without the timeout the relay would wait
+  // A half-open connection. Without the timeout the relay would wait
   // forever; with it the run ends kUnavailable (reconnect) after the timeout, having
   // asked the server for a keepalive meanwhile, and confirms nothing new.
   options_.replication_timeout = absl::Seconds(60);
