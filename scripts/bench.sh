@@ -74,6 +74,11 @@ if [ "$quick" = false ]; then
     echo "bench-sink-floor paced at the same rate with the publisher's producer"
     echo "settings into the same broker, after the same warm-up, timed by the same"
     echo "consumer: the floor under both contenders' latency on this broker."
+    echo "The broker's floor for a backlog is producing alone: bench-sink-floor"
+    echo "producing as many envelope-sized records (250 bytes) as fast as it can,"
+    echo "with the publisher's producer settings, into the same broker, with no"
+    echo "PostgreSQL (timed from its start, as the contenders are); the column"
+    echo "\"/ producing alone\" is each contender's rows/s as a ratio to it."
     echo
     cat "$versus"
     echo

@@ -192,18 +192,8 @@ class Bench {
     if (mock->Command(absl::StrCat("topic ", kTopic, " ", kPartitions)) != "ok")
       Die("topic");
     int64_t messages = std::min<int64_t>(w.rows, 200000);
-    std::string log = absl::StrCat("/tmp/outbox-bench-", getpid(), "-sink.log");
-    auto p =
-        Must(Process::Start({BuildPath("bench-sink-floor"), mock->bootstrap(), kTopic,
-                             absl::StrCat(messages), absl::StrCat(w.payload_bytes + 150)},
-                            log),
-             "bench-sink-floor");
-    std::optional<int> code = p->Wait(absl::Minutes(10));
-    std::string out = p->Log();
-    std::remove(log.c_str());
-    size_t at = out.find("cpu_us_per_msg=");
-    if (!code || *code != 0 || at == std::string::npos) Die("bench-sink-floor: " + out);
-    return std::stod(out.substr(at + strlen("cpu_us_per_msg=")));
+    return ProducingAlone(mock->bootstrap(), kTopic, messages, w.payload_bytes + 150)
+        .cpu_us_per_msg;
   }
 
   // An outbox table against transactional messages (--message-prefix): what each

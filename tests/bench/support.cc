@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -262,6 +264,24 @@ double HistogramQuantileMs(const std::string& metrics, double q,
     below = count;
   }
   return lower * 1000;
+}
+
+ProducingAloneFigures ProducingAlone(const std::string& brokers, const std::string& topic,
+                                     int64_t messages, size_t value_bytes) {
+  std::string log = absl::StrCat("/tmp/outbox-bench-", getpid(), "-sink.log");
+  auto p = Must(testing_harness::Process::Start(
+                    {testing_harness::BuildPath("bench-sink-floor"), brokers, topic,
+                     absl::StrCat(messages), absl::StrCat(value_bytes)},
+                    log),
+                "bench-sink-floor");
+  std::optional<int> code = p->Wait(absl::Minutes(10));
+  std::string out = p->Log();
+  std::remove(log.c_str());
+  size_t cpu = out.find("cpu_us_per_msg="), rate = out.find("msgs_per_s=");
+  if (!code || *code != 0 || cpu == std::string::npos || rate == std::string::npos)
+    Die("bench-sink-floor: " + out);
+  return {std::stod(out.substr(cpu + strlen("cpu_us_per_msg="))),
+          std::stod(out.substr(rate + strlen("msgs_per_s=")))};
 }
 
 BenchArgs ParseBenchArgs(int argc, char** argv, absl::string_view program) {

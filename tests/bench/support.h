@@ -97,6 +97,17 @@ std::string ScrapeMetrics(int port);
 double HistogramQuantileMs(const std::string& metrics, double q,
                            const std::string& since = "");
 
+// bench-sink-floor: the publisher's own KafkaSink, with its producer settings,
+// producing `messages` records of `value_bytes` into `topic` as fast as it can,
+// without reading or mapping anything. What producing alone costs (CPU per
+// message, all threads) and how fast it goes: a floor under the publisher.
+struct ProducingAloneFigures {
+  double cpu_us_per_msg = 0;
+  double msgs_per_s = 0;
+};
+ProducingAloneFigures ProducingAlone(const std::string& brokers, const std::string& topic,
+                                     int64_t messages, size_t value_bytes);
+
 // The benchmark drivers' flags (outbox-bench and outbox-versus), absl::flags:
 //   [--quick] [--steady-only] [--only WORKLOAD] [--markdown FILE]
 //   [-- publisher flags ...]

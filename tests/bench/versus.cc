@@ -79,6 +79,9 @@ struct BacklogResult {
   int64_t rows = 0;
   Run publisher;
   std::optional<Run> debezium;  // None for an exactly-once backlog.
+  // The broker's floor: bench-sink-floor producing the same number of
+  // envelope-sized records with the publisher's producer settings, no PostgreSQL.
+  ProducingAloneFigures alone;
 };
 
 // A backlog of `rows` 100-byte rows, `per_tx` a transaction.
@@ -116,7 +119,7 @@ class Versus {
     const std::string& name = b.name;
     const int64_t rows = b.rows, per_tx = b.per_tx;
     std::cerr << "versus: " << name << ": writing the backlog" << std::endl;
-    BacklogResult r{name, rows, {}, std::nullopt};
+    BacklogResult r{name, rows, {}, std::nullopt, {}};
     auto pg = Must(PgCluster::Start({"max_wal_size=4GB", "checkpoint_timeout=30min"}),
                    "start PostgreSQL");
     auto sql = Must(pg->Connect(), "connect");
@@ -150,6 +153,11 @@ class Versus {
     publisher->Signal(SIGTERM);
     publisher->Wait(absl::Seconds(60));
     CheckTopic(tag + "outbox.event.bench", rows);
+
+    // The same records' worth into the same broker, producing alone: a 100-byte
+    // payload makes an envelope of about 250 bytes.
+    std::cerr << "versus: " << name << ": producing alone" << std::endl;
+    r.alone = bench::ProducingAlone(kafka_->bootstrap(), tag + "alone.bench", rows, 250);
     if (b.exactly_once) return r;
 
     std::cerr << "versus: " << name << ": Debezium" << std::endl;
@@ -282,18 +290,25 @@ class Versus {
 std::string BacklogReport(const std::vector<BacklogResult>& backlogs) {
   std::ostringstream out;
   if (!backlogs.empty()) {
-    out << "| workload | rows | contender | rows/s | CPU µs/row | peak RSS MiB |\n"
-           "|---|---|---|---|---|---|\n";
+    out << "| workload | rows | contender | rows/s | / producing alone | CPU µs/row | "
+           "peak "
+           "RSS MiB |\n"
+           "|---|---|---|---|---|---|---|\n";
   }
   for (const BacklogResult& b : backlogs) {
     std::vector<std::pair<const char*, Run>> runs = {{"outbox-publisher", b.publisher}};
     if (b.debezium)
       runs.emplace_back("Debezium 3.6.1 (Kafka Connect 4.1.1)", *b.debezium);
     for (const auto& [who, run] : runs) {
-      out << absl::StrFormat("| %s | %d | %s | %.1fk | %.2f | %.0f |\n", b.name, b.rows,
-                             who, run.rows_s / 1000, run.cpu_us_per_row,
+      out << absl::StrFormat("| %s | %d | %s | %.1fk | %.2f× | %.2f | %.0f |\n", b.name,
+                             b.rows, who, run.rows_s / 1000,
+                             run.rows_s / b.alone.msgs_per_s, run.cpu_us_per_row,
                              run.peak_rss_mib);
     }
+    out << absl::StrFormat(
+        "| %s | %d | producing alone (bench-sink-floor, no PostgreSQL) | %.1fk | 1.00× | "
+        "%.2f | — |\n",
+        b.name, b.rows, b.alone.msgs_per_s / 1000, b.alone.cpu_us_per_msg);
   }
   if (std::any_of(backlogs.begin(), backlogs.end(),
                   [](const BacklogResult& b) { return !b.debezium; })) {
