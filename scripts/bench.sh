@@ -77,7 +77,8 @@ if [ "$quick" = false ]; then
     echo "The broker's floor for a backlog is producing alone: bench-sink-floor"
     echo "producing as many envelope-sized records (250 bytes) as fast as it can,"
     echo "with the publisher's producer settings, into the same broker, with no"
-    echo "PostgreSQL (timed from its start, as the contenders are); the column"
+    echo "PostgreSQL (timed from its first record to its last acknowledgement, its"
+    echo "connection made beforehand, so the floor is if anything high); the column"
     echo "\"/ producing alone\" is each contender's rows/s as a ratio to it."
     echo
     cat "$versus"
