@@ -16,16 +16,15 @@
 #define CONSUMER_ENVELOPE_READER_H_
 
 #include "absl/status/statusor.h"
+#include "common/content_types.h"
 #include "consumer/inbound_record.h"
 #include "outbox/v1/envelope.pb.h"
 
 namespace consumer {
 
 inline constexpr char kContentTypeHeader[] = "content_type";
-inline constexpr char kEnvelopeContentType[] =
-    "application/x-protobuf; messageType=outbox.v1.Envelope";
-inline constexpr char kJsonEnvelopeContentType[] =
-    "application/json; messageType=outbox.v1.Envelope";
+using outbox::kEnvelopeContentType;
+using outbox::kJsonEnvelopeContentType;
 
 [[nodiscard]] absl::StatusOr<outbox::v1::Envelope> ReadEnvelope(const InboundRecord& r);
 

@@ -19,6 +19,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "common/content_types.h"
 #include "publisher/mapping/envelope_writer.h"
 
 namespace publisher {
@@ -30,10 +31,8 @@ absl::StatusOr<ValueFormat> ParseValueFormat(absl::string_view name);
 const char* ValueFormatName(ValueFormat format);
 
 // The content_type header of an envelope's value, in each encoding.
-inline constexpr char kEnvelopeContentType[] =
-    "application/x-protobuf; messageType=outbox.v1.Envelope";
-inline constexpr char kJsonEnvelopeContentType[] =
-    "application/json; messageType=outbox.v1.Envelope";
+using outbox::kEnvelopeContentType;
+using outbox::kJsonEnvelopeContentType;
 
 // Whether `name` is one of the publisher's own headers: id, event_type,
 // content_type, or any name starting with "outbox_".
