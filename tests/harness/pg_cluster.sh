@@ -221,11 +221,18 @@ cmd_clone() {
   # What pg_basebackup leaves out: the running server's own files, its WAL
   # (streamed from the slot instead), its slots and temporary files.
   as_owner mkdir "$dir/data"
-  as_owner tar -C "$src/data" -cf - --exclude=./postmaster.pid --exclude=./postmaster.opts \
+  # GNU tar exits 1 when a file changed or vanished while it read it: an online
+  # backup expects that (replaying WAL from the backup's start makes the copy
+  # consistent), so only a status above 1 is a failure.
+  local read_status=0
+  {
+    as_owner tar -C "$src/data" -cf - --warning=no-file-changed --warning=no-file-removed \
+      --exclude=./postmaster.pid --exclude=./postmaster.opts \
       --exclude='./pg_wal/*' --exclude='./pg_replslot/*' --exclude='./pgsql_tmp*' \
       --exclude=./backup_label --exclude=./tablespace_map --exclude=./standby.signal \
-      --exclude='./pg_stat_tmp/*' . |
-    as_owner tar -C "$dir/data" -xf -
+      --exclude='./pg_stat_tmp/*' . || read_status=$?
+    [ "$read_status" -le 1 ]
+  } | as_owner tar -C "$dir/data" -xf -
   as_owner chmod 700 "$dir/data"
   echo "PG_CLUSTER_DIR=$dir"
 }
