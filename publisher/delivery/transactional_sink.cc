@@ -1,5 +1,5 @@
 // TransactionalSink: whole PostgreSQL transactions per Kafka transaction,
-// acknowledged when it commits.
+// acknowledged when it commits; what is offered while one commits is held.
 #include "publisher/delivery/transactional_sink.h"
 
 #include <utility>
@@ -22,6 +22,28 @@ TransactionalSink::TransactionalSink(std::unique_ptr<TransactionLog> log,
 absl::Status TransactionalSink::Produce(const OutboxRecord& record,
                                         const MessageToken& token, RecordKind kind) {
   if (!failure_.ok()) return failure_;
+  if (awaiting_letter_ && kind == RecordKind::kDeadLetter &&
+      token.transaction == awaiting_letter_->transaction) {
+    // In the refused record's place: the rest of its transaction is still held.
+    absl::Status s = ProduceNow(record, token, kind);
+    if (!absl::IsResourceExhausted(s)) awaiting_letter_.reset();
+    return s;
+  }
+  if (!Holding()) return ProduceNow(record, token, kind);
+  // While a refused record awaits its letter the relay offers that letter as soon
+  // as this returns (it is queued to be dead-lettered): refusing room here would
+  // stop it for good.
+  if (HeldFull() && !awaiting_letter_) {
+    return absl::ResourceExhaustedError(
+        "a Kafka transaction is committing and the records read meanwhile reached "
+        "the in-flight limits");
+  }
+  held_.Hold(record, token, kind);
+  return absl::OkStatus();
+}
+
+absl::Status TransactionalSink::ProduceNow(const OutboxRecord& record,
+                                           const MessageToken& token, RecordKind kind) {
   if (!policy_.open()) {
     absl::Status s = log_->Begin();
     if (!s.ok()) {
@@ -54,10 +76,18 @@ absl::Status TransactionalSink::Produce(const OutboxRecord& record,
 
 void TransactionalSink::TransactionCommitted(const Checkpoint& checkpoint) {
   if (!failure_.ok()) return;
+  if (Holding()) {
+    held_.HoldBoundary(checkpoint, clock_());
+    return;
+  }
+  Boundary(checkpoint, clock_());
+}
+
+void TransactionalSink::Boundary(const Checkpoint& checkpoint, absl::Time seen) {
   pending_.insert(pending_.end(), current_.begin(), current_.end());
   current_.clear();
   boundary_ = checkpoint;
-  if (policy_.open()) policy_.Boundary(clock_());
+  if (policy_.open()) policy_.Boundary(seen);
   MaybeCommit(false);
 }
 
@@ -66,25 +96,44 @@ bool TransactionalSink::Full() const {
          open_bytes_ >= static_cast<size_t>(options_.max_bytes);
 }
 
-void TransactionalSink::MaybeCommit(bool due) {
-  // Never inside a PostgreSQL transaction: its rows would be split.
-  if (!failure_.ok() || !policy_.open() || !current_.empty() || !boundary_) return;
-  if (due || policy_.ShouldCommit(clock_(), Full())) Commit();
+bool TransactionalSink::HeldFull() const {
+  return held_.messages() >= static_cast<size_t>(options_.max_messages) ||
+         held_.bytes() >= static_cast<size_t>(options_.max_bytes);
 }
 
-void TransactionalSink::Commit() {
-  absl::Time began = clock_();
-  absl::Status s = log_->Commit(*boundary_, options_.commit_timeout);
-  if (!s.ok()) {
-    Fail(s, /*abort=*/true);
+void TransactionalSink::MaybeCommit(bool due) {
+  // Never inside a PostgreSQL transaction: its rows would be split. Nor while a
+  // refused record awaits its letter: the letter belongs before what follows.
+  if (!failure_.ok() || committing_ || awaiting_letter_ || !policy_.open() ||
+      !current_.empty() || !boundary_) {
     return;
   }
+  if (due || policy_.ShouldCommit(clock_(), Full())) StartCommit();
+}
+
+void TransactionalSink::StartCommit() {
+  log_->StartCommit(*boundary_, options_.commit_timeout);
+  committing_ = true;
+  commit_began_ = clock_();
+  committing_batches_ = std::move(pending_);
+  committing_boundary_ = boundary_;
+  committing_messages_ = open_messages_;
+  Discard();
+}
+
+void TransactionalSink::CommitEnded(const absl::Status& outcome) {
+  if (!outcome.ok()) {
+    Fail(outcome, /*abort=*/true);
+    return;
+  }
+  committing_ = false;
   Count(true);
   logger_.Debug("Kafka transaction committed",
-                {{"records", static_cast<uint64_t>(open_messages_)},
-                 {"checkpoint_lsn", boundary_->end_lsn.ToString()},
-                 {"commit_ms", absl::ToInt64Milliseconds(clock_() - began)}});
-  for (const Batch& b : pending_) {
+                {{"records", static_cast<uint64_t>(committing_messages_)},
+                 {"checkpoint_lsn", committing_boundary_->end_lsn.ToString()},
+                 {"commit_ms", absl::ToInt64Milliseconds(clock_() - commit_began_)},
+                 {"held", static_cast<uint64_t>(held_.messages())}});
+  for (const Batch& b : committing_batches_) {
     Delivery d;
     d.token = b.token;
     d.messages = b.messages;
@@ -92,23 +141,61 @@ void TransactionalSink::Commit() {
     ready_.push_back(std::move(d));
     ready_messages_ += b.messages;
   }
-  if (!committed_ || boundary_->end_lsn > committed_->end_lsn) committed_ = boundary_;
-  Discard();
+  if (!committed_ || committing_boundary_->end_lsn > committed_->end_lsn)
+    committed_ = committing_boundary_;
+  committing_batches_.clear();
+  committing_boundary_.reset();
+  committing_messages_ = 0;
+}
+
+void TransactionalSink::Replay() {
+  while (failure_.ok() && !committing_ && !awaiting_letter_ && !held_.empty()) {
+    if (auto* b = std::get_if<HeldRecords::Boundary>(&held_.front())) {
+      HeldRecords::Boundary boundary = std::move(*b);
+      held_.Pop();
+      Boundary(boundary.checkpoint, boundary.seen);  // May start a commit.
+      continue;
+    }
+    auto& held = std::get<HeldRecords::Record>(held_.front());
+    absl::Status s = ProduceNow(held.record, held.token, held.kind);
+    if (absl::IsResourceExhausted(s)) return;  // Again at the next poll.
+    if (!failure_.ok()) return;                // Fail dropped everything.
+    if (!s.ok()) {
+      // Refused for good: reported as a delivery, so that the relay offers its
+      // dead letter (an event's) or halts (a dead letter's).
+      if (held.kind == RecordKind::kEvent) awaiting_letter_ = held.token;
+      Delivery d;
+      d.token = held.token;
+      d.status = s;
+      d.kind = held.kind;
+      d.record = std::move(held.record);
+      ready_.push_back(std::move(d));
+      ++ready_messages_;
+    }
+    held_.Pop();
+  }
 }
 
 void TransactionalSink::Fail(const absl::Status& why, bool abort) {
   absl::Status cause = why;
+  bool open = policy_.open() || committing_;
   // A fenced producer can abort nothing, and one that could not deliver in time
   // would wait as long again to abort (TransactionLog); any other failure aborts
   // what is open. Either way the next producer's init aborts what is left open.
-  if (abort && !absl::IsAborted(cause) && !absl::IsDeadlineExceeded(cause) &&
-      policy_.open()) {
+  if (abort && !absl::IsAborted(cause) && !absl::IsDeadlineExceeded(cause) && open) {
     absl::Status aborted = log_->Abort(options_.commit_timeout);
     if (absl::IsAborted(aborted)) cause = aborted;
   }
-  if (policy_.open()) Count(false);
-  size_t dropped = open_messages_;
+  if (open) Count(false);
+  size_t dropped = open_messages_ + committing_messages_;
+  size_t held = held_.messages();
   Discard();
+  committing_ = false;
+  committing_batches_.clear();
+  committing_boundary_.reset();
+  committing_messages_ = 0;
+  held_.Clear();
+  awaiting_letter_.reset();
   if (absl::IsAborted(cause)) {
     failure_ = absl::FailedPreconditionError(cause.message());
     return;
@@ -116,6 +203,7 @@ void TransactionalSink::Fail(const absl::Status& why, bool abort) {
   failure_ = absl::AbortedError(absl::StrCat(
       "the Kafka transaction failed (", dropped, " record(s) in it, ",
       absl::IsDeadlineExceeded(cause) ? "left for the next producer to abort" : "aborted",
+      held > 0 ? absl::StrCat("; ", held, " read meanwhile, never produced") : "",
       "): ", cause.message(),
       "; recreating the producer and rewinding to the last committed checkpoint"));
 }
@@ -134,27 +222,65 @@ void TransactionalSink::Discard() {
   policy_.Ended();
 }
 
+void TransactionalSink::DropHeld(absl::string_view why) {
+  if (held_.empty() && !awaiting_letter_) return;
+  logger_.Info(why, {{"records", static_cast<uint64_t>(held_.messages())}});
+  held_.Clear();
+  awaiting_letter_.reset();
+}
+
+void TransactionalSink::Advance(absl::Duration wait) {
+  if (committing_) {
+    std::optional<absl::Status> outcome = log_->CommitOutcome(wait);
+    if (!outcome) return;
+    CommitEnded(*outcome);
+  }
+  Replay();
+  MaybeCommit(false);
+}
+
 void TransactionalSink::Poll(absl::Duration timeout,
                              const std::function<void(Delivery)>& on_delivery) {
-  MaybeCommit(false);
-  log_->Poll(ready_.empty() ? timeout : absl::ZeroDuration());
+  Advance(absl::ZeroDuration());
+  if (committing_) {
+    // The commit (perhaps started just now) owns the producer until it ends: wait
+    // for that instead.
+    Advance(ready_.empty() ? timeout : absl::ZeroDuration());
+  } else {
+    log_->Poll(ready_.empty() ? timeout : absl::ZeroDuration());
+  }
   std::vector<Delivery> ready;
   ready.swap(ready_);
   ready_messages_ = 0;
   for (Delivery& d : ready) on_delivery(std::move(d));
 }
 
-size_t TransactionalSink::outstanding() const { return open_messages_ + ready_messages_; }
+size_t TransactionalSink::outstanding() const {
+  return open_messages_ + committing_messages_ + held_.messages() + ready_messages_;
+}
 
 absl::Time TransactionalSink::next_deadline() const {
-  if (!failure_.ok() || !current_.empty() || !boundary_) return absl::InfiniteFuture();
+  if (!failure_.ok()) return absl::InfiniteFuture();
+  // A commit that goes on, or held records waiting for room in the local queue.
+  if (committing_ || (!held_.empty() && !awaiting_letter_))
+    return clock_() + kCommitPollGap;
+  if (!current_.empty() || !boundary_) return absl::InfiniteFuture();
   return policy_.deadline();
 }
 
 void TransactionalSink::EndRun() {
-  if (!failure_.ok() || !policy_.open()) return;
+  if (!failure_.ok()) return;
+  if (committing_) {
+    CommitEnded(AwaitCommit(*log_));
+    if (!failure_.ok()) return;
+  }
+  DropHeld(
+      "the run ended with records read while a Kafka transaction committed; they "
+      "were never produced, and are read again from the slot");
+  if (!policy_.open()) return;
   if (current_.empty() && boundary_) {
-    Commit();
+    StartCommit();
+    CommitEnded(AwaitCommit(*log_));
     return;
   }
   // Stopped inside a PostgreSQL transaction: committing would split it.

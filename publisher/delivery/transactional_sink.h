@@ -6,19 +6,33 @@
 // only between PostgreSQL transactions: at a boundary once --transaction-interval
 // has passed since the Kafka transaction began, or no PostgreSQL transaction has
 // ended for a fifth of it, or the in-flight limits are reached, or the run ends
-// (TransactionBatchPolicy). Only when the commit returns are the records
+// (TransactionBatchPolicy). Only when the commit has succeeded are the records
 // acknowledged (Delivery per PostgreSQL transaction, `messages` at once): the
 // slot is never confirmed past what a read_committed consumer can see.
 //
-//   relay Produce ------> current  (the PostgreSQL transaction being read)
+// A commit does not stop the reader. While it goes on, the records offered and
+// the PostgreSQL commits between them are held (HeldRecords), up to the in-flight
+// limits; once it has succeeded, they are produced into the next Kafka
+// transaction, in the order they came.
+//
+//   relay Produce ------> current    (the PostgreSQL transaction being read)
 //   TransactionCommitted: current -> pending (whole transactions, checkpoint)
-//   Commit OK:            pending -> ready   (reported by Poll)
-//   any failure:          abort; failure() = kAborted (recreate, rewind to the
+//   commit starts:        pending -> committing; Produce and
+//                         TransactionCommitted -> held
+//   commit OK:            committing -> ready (reported by Poll);
+//                         held -> produced into the next Kafka transaction
+//   any failure:          abort; drop everything, held included (never
+//                         produced); failure() = kAborted (recreate, rewind to the
 //                         checkpoint) or, when fenced, kFailedPrecondition (stop)
+//
+// A held record the producer refuses for good (too large, unknown topic) is
+// reported like any refused delivery, and its PostgreSQL transaction goes no
+// further until the relay offers its dead letter, which takes its place.
 //
 // A run that ends inside a PostgreSQL transaction aborts the Kafka transaction:
 // nothing of it is reported, nothing of it is confirmed, and all of it is read
-// again from the slot, after the same checkpoint.
+// again from the slot, after the same checkpoint. What is held when a run ends is
+// dropped, and read again too.
 #ifndef PUBLISHER_DELIVERY_TRANSACTIONAL_SINK_H_
 #define PUBLISHER_DELIVERY_TRANSACTIONAL_SINK_H_
 
@@ -28,9 +42,11 @@
 #include <optional>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "common/log.h"
 #include "publisher/delivery/checkpoint.h"
+#include "publisher/delivery/held_records.h"
 #include "publisher/delivery/sink.h"
 #include "publisher/delivery/transaction_log.h"
 
@@ -41,6 +57,10 @@ namespace publisher {
 // most 10 s by default). It stays below transaction.timeout.ms (60 s), after
 // which the broker aborts the transaction itself.
 inline constexpr absl::Duration kCommitTimeoutMargin = absl::Seconds(20);
+
+// How often the relay looks in on a commit that goes on (next_deadline): the
+// acknowledgements wait at most this long once it has ended.
+inline constexpr absl::Duration kCommitPollGap = absl::Milliseconds(1);
 
 struct TransactionalSinkOptions {
   absl::Duration interval = absl::Milliseconds(100);  // --transaction-interval
@@ -98,17 +118,37 @@ class TransactionalSink : public Sink {
     RecordKind kind = RecordKind::kEvent;
   };
 
+  // Produces `record` into the open Kafka transaction, beginning one if none is.
+  absl::Status ProduceNow(const OutboxRecord& record, const MessageToken& token,
+                          RecordKind kind);
+  // A PostgreSQL transaction ended (at `seen`) with what the open Kafka
+  // transaction holds of it: it becomes whole there.
+  void Boundary(const Checkpoint& checkpoint, absl::Time seen);
+  // Whether Produce and TransactionCommitted must hold what they are given.
+  bool Holding() const { return committing_ || !held_.empty() || awaiting_letter_; }
   bool Full() const;
+  bool HeldFull() const;
+  // Moves what is due: collects the outcome of a commit that has ended (waiting
+  // up to `wait`), produces what was held, and starts a commit that is due.
+  void Advance(absl::Duration wait);
   // Commits the open Kafka transaction if it is between PostgreSQL transactions
   // and `due`.
   void MaybeCommit(bool due);
-  void Commit();
+  void StartCommit();
+  // The commit ended with `outcome`: acknowledge what it carried, or fail.
+  void CommitEnded(const absl::Status& outcome);
+  // Produces held records into the open Kafka transaction until none is left, the
+  // local queue is full, a commit starts or a refused record awaits its letter.
+  void Replay();
   // Counts a Kafka transaction's outcome in stats_ and counter_.
   void Count(bool committed);
   // The Kafka transaction (or the producer) failed with `why`: abort it (when
-  // `abort`), drop what it held, and set failure_.
+  // `abort`), drop what it held and what was held, and set failure_.
   void Fail(const absl::Status& why, bool abort);
+  // Forgets the open Kafka transaction (not the committing one, nor what is held).
   void Discard();
+  // Forgets what is held, logging why.
+  void DropHeld(absl::string_view why);
 
   std::unique_ptr<TransactionLog> log_;
   std::optional<Checkpoint> committed_;
@@ -119,10 +159,19 @@ class TransactionalSink : public Sink {
   std::optional<Checkpoint> boundary_;  // The last whole PostgreSQL transaction.
   std::vector<Batch> current_;          // The PostgreSQL transaction being read.
   std::vector<Batch> pending_;          // Whole ones, in the open Kafka transaction.
-  std::vector<Delivery> ready_;         // Committed, not yet reported.
+  std::vector<Delivery> ready_;         // Committed (or refused), not yet reported.
   size_t open_messages_ = 0;            // current_ and pending_.
   size_t open_bytes_ = 0;
   size_t ready_messages_ = 0;
+  // The Kafka transaction being committed: whole PostgreSQL transactions.
+  bool committing_ = false;
+  std::vector<Batch> committing_batches_;
+  std::optional<Checkpoint> committing_boundary_;
+  size_t committing_messages_ = 0;
+  absl::Time commit_began_;
+  HeldRecords held_;  // Offered since the commit began.
+  // A held record the producer refused for good: its dead letter goes next.
+  std::optional<MessageToken> awaiting_letter_;
   absl::Status failure_;
   TransactionStats stats_;
   KafkaTransactionCounter* counter_ = nullptr;

@@ -3,6 +3,7 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <chrono>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
@@ -95,6 +96,10 @@ absl::StatusOr<std::unique_ptr<KafkaTransactions>> KafkaTransactions::Create(
 }
 
 KafkaTransactions::~KafkaTransactions() {
+  if (commit_.valid()) {
+    cancel_commit_ = true;
+    commit_.wait();  // Within a slice of its waits.
+  }
   if (rk_ == nullptr) return;
   // An open transaction is left to the broker: the next instance's Init aborts it.
   rd_kafka_purge(rk_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
@@ -176,6 +181,7 @@ absl::Status KafkaTransactions::FlushAndProve(absl::Duration timeout) {
   absl::Time deadline = absl::Now() + timeout;
   while (rd_kafka_flush(rk_, Ms(std::min(kFlushSlice, deadline - absl::Now()))) !=
          RD_KAFKA_RESP_ERR_NO_ERROR) {
+    if (cancel_commit_) return absl::CancelledError("the producer is being destroyed");
     if (request_timed_out_ || absl::Now() >= deadline) {
       return absl::DeadlineExceededError(absl::StrCat(
           "committing a Kafka transaction (transactional id ", transactional_id_,
@@ -191,6 +197,24 @@ absl::Status KafkaTransactions::FlushAndProve(absl::Duration timeout) {
                      transactional_id_, "): ", proven.message()));
   }
   return proven;
+}
+
+void KafkaTransactions::StartCommit(const Checkpoint& checkpoint,
+                                    absl::Duration timeout) {
+  cancel_commit_ = false;
+  commit_ = std::async(std::launch::async, [this, checkpoint, timeout] {
+    return Commit(checkpoint, timeout);
+  });
+}
+
+std::optional<absl::Status> KafkaTransactions::CommitOutcome(absl::Duration wait) {
+  if (!commit_.valid()) return absl::FailedPreconditionError("no commit was started");
+  auto chrono_wait = wait == absl::InfiniteDuration() ? std::chrono::hours(24 * 365)
+                                                      : absl::ToChronoMilliseconds(wait);
+  while (commit_.wait_for(chrono_wait) != std::future_status::ready) {
+    if (wait != absl::InfiniteDuration()) return std::nullopt;
+  }
+  return commit_.get();
 }
 
 absl::Status KafkaTransactions::Commit(const Checkpoint& checkpoint,
@@ -212,8 +236,26 @@ absl::Status KafkaTransactions::Commit(const Checkpoint& checkpoint,
   if (!s.ok()) return s;
   s = FlushAndProve(deadline - absl::Now());
   if (!s.ok()) return s;
-  return FromError(rd_kafka_commit_transaction(rk_, Ms(deadline - absl::Now())),
-                   "committing a Kafka transaction");
+  return EndTransaction(deadline);
+}
+
+absl::Status KafkaTransactions::EndTransaction(absl::Time deadline) {
+  // librdkafka resumes a commit_transaction that timed out where it left off.
+  while (true) {
+    rd_kafka_error_t* error = rd_kafka_commit_transaction(
+        rk_, Ms(std::min(kFlushSlice, deadline - absl::Now())));
+    bool resumable = error != nullptr && rd_kafka_error_is_retriable(error) &&
+                     rd_kafka_error_code(error) == RD_KAFKA_RESP_ERR__TIMED_OUT;
+    if (!resumable) return FromError(error, "committing a Kafka transaction");
+    rd_kafka_error_destroy(error);
+    if (cancel_commit_) return absl::CancelledError("the producer is being destroyed");
+    if (absl::Now() >= deadline) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "committing a Kafka transaction (transactional id ", transactional_id_,
+          "): the transaction coordinator did not "
+          "answer in time"));
+    }
+  }
 }
 
 absl::Status KafkaTransactions::Abort(absl::Duration timeout) {

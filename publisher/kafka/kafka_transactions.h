@@ -2,14 +2,18 @@
 // transactional producer whose every Kafka transaction ends with the checkpoint
 // record (publisher/delivery/checkpoint.h) of the last PostgreSQL transaction it carries.
 //
-//   Init -> (Begin -> Produce ... -> Commit(checkpoint) | Abort)*
+//   Init -> (Begin -> Produce ... -> StartCommit(checkpoint) -> CommitOutcome | Abort)*
 //
 // It is the TransactionLog (transaction_log.h) of the exactly-once sink; status
-// codes as that interface says.
+// codes as that interface says. A commit runs on a thread of its own, which has
+// the producer to itself until it ends: the caller keeps reading meanwhile.
 #ifndef PUBLISHER_KAFKA_KAFKA_TRANSACTIONS_H_
 #define PUBLISHER_KAFKA_KAFKA_TRANSACTIONS_H_
 
+#include <atomic>
+#include <future>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -50,11 +54,12 @@ class KafkaTransactions : public TransactionLog {
   [[nodiscard]] absl::Status Init(absl::Duration timeout);
   absl::Status Begin() override;
   absl::Status Produce(const OutboxRecord& record) override;
-  // Waits until every record is proven stored (a report with an offset), then
-  // produces the checkpoint record, proves it too, and commits. A record without
-  // proof fails the commit (kUnavailable): the caller aborts. Only after OK may the
-  // slot be confirmed up to checkpoint.end_lsn.
-  absl::Status Commit(const Checkpoint& checkpoint, absl::Duration timeout) override;
+  // On the commit's thread: waits until every record is proven stored (a report
+  // with an offset), then produces the checkpoint record, proves it too, and
+  // commits. A record without proof fails the commit (kUnavailable): the caller
+  // aborts. Only after OK may the slot be confirmed up to checkpoint.end_lsn.
+  void StartCommit(const Checkpoint& checkpoint, absl::Duration timeout) override;
+  std::optional<absl::Status> CommitOutcome(absl::Duration wait) override;
   absl::Status Abort(absl::Duration timeout) override;
   void Poll(absl::Duration timeout) override;
 
@@ -71,7 +76,13 @@ class KafkaTransactions : public TransactionLog {
   absl::Status Fatal(int rd_kafka_resp_err, absl::string_view message);
   // Queues `record` in the open transaction, expecting its delivery report.
   absl::Status Queue(const OutboxRecord& record);
-  // How often FlushAndProve looks up from waiting.
+  // The commit, on its own thread.
+  absl::Status Commit(const Checkpoint& checkpoint, absl::Duration timeout);
+  // commit_transaction, resumed until it ends, the deadline passes or the commit
+  // is cancelled.
+  absl::Status EndTransaction(absl::Time deadline);
+  // How often the commit looks up from waiting: for a silent path, or to be
+  // cancelled (the producer is being destroyed).
   static constexpr absl::Duration kFlushSlice = absl::Milliseconds(200);
   // Waits for every queued record's report; OK only if each proves storage.
   // kDeadlineExceeded when that takes longer than `timeout`, or once a request
@@ -89,7 +100,10 @@ class KafkaTransactions : public TransactionLog {
   TransactionProof proof_;
   // A request timed out since the transaction began (librdkafka then dropped
   // that connection): a path to a broker went silent.
-  bool request_timed_out_ = false;
+  std::atomic<bool> request_timed_out_ = false;
+  // The commit under way (its thread), and how to stop it early.
+  std::future<absl::Status> commit_;
+  std::atomic<bool> cancel_commit_ = false;
   rd_kafka_t* rk_ = nullptr;
   TopicHandles topics_;
 };

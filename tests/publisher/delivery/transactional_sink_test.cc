@@ -26,44 +26,71 @@ using namespace wal_script;  // NOLINT: the script's vocabulary.
 const absl::Time kCommitTime = absl::FromUnixSeconds(1'800'000'100);
 
 // Records what the sink asks of the transactional producer; Kafka "holds" only
-// what a commit made visible.
+// what a commit made visible. A commit ends as soon as it starts, unless
+// `hold_commits`: then it goes on until the test calls EndCommit().
 class FakeTransactionLog : public TransactionLog {
  public:
   struct Committed {
     std::vector<std::string> ids;
     Checkpoint checkpoint;
   };
-  std::vector<std::string> calls;    // "begin", "produce a", "commit 0x110", "abort"
+  std::vector<std::string> calls;    // "begin", "produce a", "commit 0/110", "abort"
   std::vector<std::string> open;     // Ids in the open transaction.
   std::vector<Committed> committed;  // Visible to read_committed consumers.
   std::deque<absl::Status> produce_results, commit_results, abort_results;
-  std::function<void()> on_commit;  // Runs before a commit returns.
+  std::function<void()> on_commit;  // Runs when a commit starts.
+  bool hold_commits = false;
 
   absl::Status Begin() override {
+    ExpectNoCommit("Begin");
     calls.push_back("begin");
     return absl::OkStatus();
   }
   absl::Status Produce(const OutboxRecord& r) override {
+    ExpectNoCommit("Produce");
     absl::Status s = Next(produce_results);
     if (!s.ok()) return s;
     calls.push_back("produce " + r.id);
     open.push_back(r.id);
     return s;
   }
-  absl::Status Commit(const Checkpoint& c, absl::Duration) override {
+  void StartCommit(const Checkpoint& c, absl::Duration) override {
+    ExpectNoCommit("StartCommit");
     if (on_commit) on_commit();
-    absl::Status s = Next(commit_results);
-    calls.push_back("commit " + c.end_lsn.ToString() + (s.ok() ? "" : " failed"));
-    if (s.ok()) committed.push_back({std::move(open), c});
-    open.clear();
+    committing_ = c;
+    if (!hold_commits) EndCommit();
+  }
+  std::optional<absl::Status> CommitOutcome(absl::Duration wait) override {
+    // Waiting without end: the commit ends meanwhile.
+    if (committing_ && wait == absl::InfiniteDuration()) EndCommit();
+    if (committing_) return std::nullopt;
+    if (!outcome_) {
+      ADD_FAILURE() << "CommitOutcome without a commit";
+      return absl::InternalError("no commit");
+    }
+    absl::Status s = *outcome_;
+    outcome_.reset();
     return s;
   }
+  // The commit under way ends, as commit_results says.
+  void EndCommit() {
+    ASSERT_TRUE(committing_.has_value()) << "no commit goes on";
+    absl::Status s = Next(commit_results);
+    calls.push_back("commit " + committing_->end_lsn.ToString() +
+                    (s.ok() ? "" : " failed"));
+    if (s.ok()) committed.push_back({std::move(open), *committing_});
+    open.clear();
+    committing_.reset();
+    outcome_ = s;
+  }
+  bool committing() const { return committing_.has_value(); }
   absl::Status Abort(absl::Duration) override {
+    ExpectNoCommit("Abort");
     calls.push_back("abort");
     open.clear();
     return Next(abort_results);
   }
-  void Poll(absl::Duration) override {}
+  void Poll(absl::Duration) override { ExpectNoCommit("Poll"); }
 
   // Every id a read_committed consumer sees, in order.
   std::vector<std::string> Visible() const {
@@ -74,12 +101,19 @@ class FakeTransactionLog : public TransactionLog {
   }
 
  private:
+  // The producer belongs to a commit until it ends (TransactionLog).
+  void ExpectNoCommit(const char* call) {
+    EXPECT_FALSE(committing_.has_value()) << call << " while a commit goes on";
+  }
   static absl::Status Next(std::deque<absl::Status>& q) {
     if (q.empty()) return absl::OkStatus();
     absl::Status s = q.front();
     q.pop_front();
     return s;
   }
+
+  std::optional<Checkpoint> committing_;
+  std::optional<absl::Status> outcome_;  // Of the commit that ended, until collected.
 };
 
 OutboxRecord Record(const std::string& id) {
@@ -362,6 +396,198 @@ TEST_F(TransactionalSinkTest, EndingInsideATransactionAbortsAllOfIt) {
   EXPECT_THAT(log_->Visible(), ElementsAre("a"));
 }
 
+// --- While a commit goes on ---------------------------------------------------
+
+// A commit that goes on: transaction 0 ("a") is committing.
+class CommitUnderWayTest : public TransactionalSinkTest {
+ protected:
+  void SetUp() override {
+    log_->hold_commits = true;
+    Produce("a", 0);
+    sink_->TransactionCommitted(Boundary(0x110));
+    clock_.Advance(absl::Milliseconds(100));
+    ASSERT_TRUE(Poll().empty());
+    ASSERT_TRUE(log_->committing());
+  }
+};
+
+TEST_F(CommitUnderWayTest, ReadingGoesOnAndWhatIsReadIsHeld) {
+  Produce("b", 1);
+  Produce("c", 1);
+  sink_->TransactionCommitted(Boundary(0x210, 2));
+  Produce("d", 2);  // Transaction 2 half read.
+  EXPECT_TRUE(Poll().empty()) << "nothing is acknowledged before the commit ends";
+  EXPECT_EQ(sink_->outstanding(), 4u);
+  EXPECT_EQ(sink_->next_deadline(), clock_.Now() + kCommitPollGap);
+  EXPECT_THAT(log_->calls, ElementsAre("begin", "produce a"))
+      << "the producer is the commit's";
+  log_->EndCommit();
+  std::vector<Delivery> d = Poll();
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].token.transaction, 0u);
+  EXPECT_THAT(log_->calls, ElementsAre("begin", "produce a", "commit 0/110", "begin",
+                                       "produce b", "produce c", "produce d"));
+  EXPECT_EQ(sink_->committed_checkpoint(), Boundary(0x110));
+  sink_->TransactionCommitted(Boundary(0x310, 3));
+  sink_->EndRun();
+  ASSERT_EQ(log_->committed.size(), 2u);
+  EXPECT_THAT(log_->committed[1].ids, ElementsAre("b", "c", "d"));
+  EXPECT_EQ(log_->committed[1].checkpoint.end_lsn, Lsn(0x310));
+  d = Poll();
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d[0].messages, 2u);
+  EXPECT_EQ(d[1].messages, 1u);
+  EXPECT_EQ(sink_->outstanding(), 0u);
+}
+
+TEST_F(CommitUnderWayTest, WhatWasHeldIsCommittedOnlyAtItsTransactionsEnds) {
+  Produce("b", 1);
+  sink_->TransactionCommitted(Boundary(0x210, 2));
+  Produce("c", 2);  // Transaction 2 half read.
+  // Long enough that the next Kafka transaction is due as soon as it may commit.
+  clock_.Advance(absl::Seconds(1));
+  log_->EndCommit();
+  Poll();
+  ASSERT_EQ(log_->committed.size(), 1u);
+  // Transaction 1's end was held before c: the next commit covers it, not c.
+  ASSERT_TRUE(log_->committing());
+  EXPECT_THAT(log_->open, ElementsAre("b"));
+  log_->EndCommit();
+  Poll();
+  ASSERT_EQ(log_->committed.size(), 2u);
+  EXPECT_THAT(log_->committed[1].ids, ElementsAre("b"));
+  EXPECT_EQ(log_->committed[1].checkpoint.end_lsn, Lsn(0x210));
+  EXPECT_THAT(log_->open, ElementsAre("c"));
+  clock_.Advance(absl::Seconds(1));
+  EXPECT_TRUE(Poll().empty());
+  EXPECT_FALSE(log_->committing()) << "committing now would split transaction 2";
+}
+
+TEST_F(CommitUnderWayTest, HoldingStopsAtTheInFlightLimits) {
+  // max_messages is 5.
+  for (int i = 0; i < 5; ++i) Produce("b" + std::to_string(i), 1);
+  EXPECT_EQ(sink_->Produce(Record("b5"), Token(1), RecordKind::kEvent).code(),
+            absl::StatusCode::kResourceExhausted);
+  log_->EndCommit();
+  Poll();
+  EXPECT_TRUE(sink_->Produce(Record("b5"), Token(1), RecordKind::kEvent).ok())
+      << "room once what was held is produced";
+  EXPECT_EQ(log_->open.size(), 6u);
+}
+
+TEST_F(CommitUnderWayTest, HeldBytesCountToo) {
+  ASSERT_TRUE(sink_->Produce(Record("big"), Token(1, 1000), RecordKind::kEvent).ok());
+  EXPECT_EQ(sink_->Produce(Record("b"), Token(1), RecordKind::kEvent).code(),
+            absl::StatusCode::kResourceExhausted);
+}
+
+TEST_F(CommitUnderWayTest, AFullQueueWhileProducingWhatWasHeldResumesAtTheNextPoll) {
+  Produce("b", 1);
+  Produce("c", 1);
+  sink_->TransactionCommitted(Boundary(0x210, 2));
+  log_->produce_results = {absl::OkStatus(), absl::ResourceExhaustedError("queue full")};
+  log_->EndCommit();
+  Poll();
+  EXPECT_THAT(log_->open, ElementsAre("b"));
+  EXPECT_EQ(sink_->next_deadline(), clock_.Now() + kCommitPollGap)
+      << "held records wait for room";
+  Produce("d", 2);  // Behind c, still held.
+  Poll();
+  EXPECT_THAT(log_->open, ElementsAre("b", "c", "d"));
+  sink_->TransactionCommitted(Boundary(0x310, 3));
+  sink_->EndRun();
+  EXPECT_THAT(log_->Visible(), ElementsAre("a", "b", "c", "d"));
+}
+
+TEST_F(CommitUnderWayTest, AFailedCommitDropsWhatWasHeldAndConfirmsNothing) {
+  Produce("b", 1);
+  sink_->TransactionCommitted(Boundary(0x210, 2));
+  Produce("c", 2);
+  log_->commit_results = {absl::UnavailableError("coordinator not available")};
+  log_->EndCommit();
+  EXPECT_TRUE(Poll().empty()) << "nothing of a failed transaction is acknowledged";
+  EXPECT_EQ(sink_->failure().code(), absl::StatusCode::kAborted) << "recreate and rewind";
+  EXPECT_THAT(sink_->failure().message(), HasSubstr("2 read meanwhile, never produced"));
+  EXPECT_THAT(log_->calls,
+              ElementsAre("begin", "produce a", "commit 0/110 failed", "abort"));
+  EXPECT_TRUE(log_->Visible().empty());
+  EXPECT_EQ(sink_->outstanding(), 0u);
+  EXPECT_FALSE(sink_->committed_checkpoint().has_value());
+  EXPECT_EQ(sink_->Produce(Record("d"), Token(2), RecordKind::kEvent).code(),
+            absl::StatusCode::kAborted);
+  sink_->TransactionCommitted(Boundary(0x310, 3));
+  EXPECT_TRUE(Poll().empty());
+  EXPECT_EQ(log_->calls.size(), 4u) << "a failed sink produces nothing more";
+}
+
+TEST_F(CommitUnderWayTest, ACommitThatTimesOutDropsWhatWasHeldWithoutAborting) {
+  Produce("b", 1);
+  log_->commit_results = {absl::DeadlineExceededError("a request to a broker timed out")};
+  log_->EndCommit();
+  EXPECT_TRUE(Poll().empty());
+  EXPECT_EQ(sink_->failure().code(), absl::StatusCode::kAborted);
+  EXPECT_THAT(log_->calls, ElementsAre("begin", "produce a", "commit 0/110 failed"));
+  EXPECT_EQ(sink_->outstanding(), 0u);
+}
+
+TEST_F(CommitUnderWayTest, AFencedCommitDropsWhatWasHeldAndStops) {
+  Produce("b", 1);
+  sink_->TransactionCommitted(Boundary(0x210, 2));
+  log_->commit_results = {absl::AbortedError("fenced by a newer instance")};
+  log_->EndCommit();
+  EXPECT_TRUE(Poll().empty());
+  EXPECT_EQ(sink_->failure().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(sink_->outstanding(), 0u);
+  EXPECT_TRUE(log_->Visible().empty());
+}
+
+TEST_F(CommitUnderWayTest, AHeldRecordRefusedForGoodWaitsForItsDeadLetter) {
+  Produce("b", 1);
+  Produce("huge", 1);
+  Produce("c", 1);
+  sink_->TransactionCommitted(Boundary(0x210, 2));
+  log_->produce_results = {absl::OkStatus(),
+                           absl::InvalidArgumentError("MSG_SIZE_TOO_LARGE")};
+  log_->EndCommit();
+  clock_.Advance(absl::Seconds(1));
+  std::vector<Delivery> d = Poll();
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_TRUE(d[0].status.ok()) << "transaction 0's commit";
+  EXPECT_EQ(d[1].status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(d[1].record.id, "huge") << "the relay dead-letters it";
+  EXPECT_EQ(d[1].token.transaction, 1u);
+  EXPECT_THAT(log_->open, ElementsAre("b")) << "c waits behind the letter";
+  Produce("e", 2);  // Read meanwhile: held, though the limits are near.
+  EXPECT_TRUE(Poll().empty());
+  EXPECT_FALSE(log_->committing()) << "no commit before the letter is in";
+  Produce("huge's letter", 1, RecordKind::kDeadLetter);
+  EXPECT_THAT(log_->open, ElementsAre("b", "huge's letter")) << "in huge's place";
+  Poll();  // c, then transaction 1's end: the commit, long due, starts.
+  ASSERT_TRUE(log_->committing());
+  log_->EndCommit();
+  Poll();
+  sink_->TransactionCommitted(Boundary(0x310, 3));
+  sink_->EndRun();
+  EXPECT_THAT(log_->Visible(), ElementsAre("a", "b", "huge's letter", "c", "e"));
+  ASSERT_EQ(log_->committed.size(), 3u);
+  EXPECT_EQ(log_->committed[1].checkpoint.end_lsn, Lsn(0x210));
+  EXPECT_EQ(log_->committed[2].checkpoint.end_lsn, Lsn(0x310));
+}
+
+TEST_F(CommitUnderWayTest, EndingWaitsForTheCommitAndDropsWhatWasHeld) {
+  Produce("b", 1);
+  sink_->TransactionCommitted(Boundary(0x210, 2));
+  Produce("c", 2);
+  sink_->EndRun();
+  EXPECT_THAT(log_->Visible(), ElementsAre("a"));
+  EXPECT_FALSE(log_->committing());
+  EXPECT_EQ(sink_->outstanding(), 1u) << "a's report; b and c are read again";
+  EXPECT_EQ(Poll().size(), 1u);
+  EXPECT_EQ(sink_->outstanding(), 0u);
+  EXPECT_TRUE(sink_->failure().ok()) << "the next run reuses the producer";
+  EXPECT_THAT(log_->calls, ElementsAre("begin", "produce a", "commit 0/110"));
+}
+
 // --- With the relay ----------------------------------------------------------
 
 class ExactlyOnceRelayTest : public ::testing::Test {
@@ -513,6 +739,111 @@ TEST_F(ExactlyOnceRelayTest, ARewindSkipsWhatTheCheckpointCoversAndRepublishesTh
   EXPECT_THAT(log_->Visible(), ElementsAre("3.0", "4.0"));
   EXPECT_EQ(stats_.rows_skipped, 2u);
   EXPECT_EQ(stream_.max_flush(), Lsn(0x410));
+}
+
+TEST_F(ExactlyOnceRelayTest, ReadingGoesOnWhileAKafkaTransactionCommits) {
+  auto sink = NewSink(std::nullopt);
+  CheckEveryFlush();
+  log_->hold_commits = true;
+  Transaction(1, 2);
+  stream_.Action([this] { clock_.Advance(absl::Milliseconds(150)); });
+  stream_.Message(Keepalive(0x110));  // A turn of the loop: 1's commit starts.
+  stream_.Action([this] { EXPECT_TRUE(log_->committing()); });
+  Transaction(2, 2);
+  Transaction(3, 1);
+  stream_.Action([this] {
+    ASSERT_TRUE(log_->committing()) << "2 and 3 were read while 1 committed";
+    EXPECT_THAT(log_->Visible(), ElementsAre());
+    log_->EndCommit();
+  });
+  Transaction(4, 1);
+  ASSERT_TRUE(Run(*sink).ok());
+  EXPECT_THAT(log_->Visible(), ElementsAre("1.0", "1.1", "2.0", "2.1", "3.0", "4.0"));
+  EXPECT_EQ(log_->committed.front().checkpoint.end_lsn, Lsn(0x110));
+  EXPECT_EQ(stream_.max_flush(), Lsn(0x410));
+  EXPECT_EQ(stats_.acknowledged, 6u);
+}
+
+TEST_F(ExactlyOnceRelayTest, ACommitThatFailsWhileLaterTransactionsAreHeldLosesNone) {
+  // Run 1: 1 commits; 2's commit fails while 3 and 4 are held.
+  auto first = NewSink(std::nullopt);
+  FakeTransactionLog* first_log = log_;
+  CheckEveryFlush();
+  first_log->hold_commits = true;
+  Transaction(1, 1);
+  stream_.Action([this] { clock_.Advance(absl::Milliseconds(150)); });
+  stream_.Message(Keepalive(0x110));
+  stream_.Action([&] { first_log->EndCommit(); });
+  Transaction(2, 2);
+  stream_.Action([this] { clock_.Advance(absl::Milliseconds(150)); });
+  stream_.Message(Keepalive(0x210));  // 2's commit starts.
+  Transaction(3, 1);
+  stream_.Message(Begin(4, 0x400));
+  stream_.Message(Insert("4.0"));  // 4 half read.
+  stream_.Action([&] {
+    first_log->commit_results = {absl::UnavailableError("coordinator not available")};
+    first_log->EndCommit();
+  });
+  stream_.Message(Keepalive(0x400));
+  absl::Status s = Run(*first);
+  EXPECT_EQ(s.code(), absl::StatusCode::kAborted) << s;
+  EXPECT_THAT(first_log->Visible(), ElementsAre("1.0"));
+  EXPECT_EQ(stream_.max_flush(), Lsn(0x110)) << "nothing past the committed checkpoint";
+  for (const std::string& call : first_log->calls)
+    EXPECT_THAT(call, ::testing::Not(HasSubstr("produce 3"))) << "3 was never produced";
+
+  // Run 2, from the checkpoint: 2, 3 and 4 once each.
+  auto second = NewSink(first_log->committed.back().checkpoint);
+  floor_ = Lsn(0x110);
+  CheckEveryFlush();
+  for (int n = 1; n <= 4; ++n) Transaction(n, n == 2 ? 2 : 1);
+  ASSERT_TRUE(Run(*second).ok());
+  EXPECT_THAT(log_->Visible(), ElementsAre("2.0", "2.1", "3.0", "4.0"));
+  EXPECT_EQ(stream_.max_flush(), Lsn(0x410));
+}
+
+// Transaction 1 commits while 2 (three rows) is read and held; producing it, the
+// producer refuses its second row for good.
+class RefusedWhileHeldTest : public ExactlyOnceRelayTest {
+ protected:
+  void Script() {
+    log_->hold_commits = true;
+    Transaction(1, 1);
+    stream_.Action([this] { clock_.Advance(absl::Milliseconds(150)); });
+    stream_.Message(Keepalive(0x110));  // 1's commit starts.
+    Transaction(2, 3);
+    stream_.Action([this] {
+      log_->produce_results = {absl::OkStatus(),
+                               absl::InvalidArgumentError("MSG_SIZE_TOO_LARGE")};
+      log_->EndCommit();
+    });
+    Transaction(3, 1);
+  }
+};
+
+TEST_F(RefusedWhileHeldTest, ItsDeadLetterTakesItsPlace) {
+  options_.on_error = OnError::kDeadLetter;
+  options_.dead_letter_topic = "dlq";
+  auto sink = NewSink(std::nullopt);
+  CheckEveryFlush();
+  Script();
+  ASSERT_TRUE(Run(*sink).ok());
+  EXPECT_THAT(log_->Visible(), ElementsAre("1.0", "2.0", "2.1", "2.2", "3.0"))
+      << "2.1 is its dead letter";
+  EXPECT_EQ(stats_.dead_lettered, 1u);
+  EXPECT_EQ(stats_.acknowledged, 4u);
+  EXPECT_EQ(stream_.max_flush(), Lsn(0x310));
+}
+
+TEST_F(RefusedWhileHeldTest, UnderHaltNothingFromItsTransactionOnIsConfirmed) {
+  auto sink = NewSink(std::nullopt);
+  CheckEveryFlush();
+  Script();
+  absl::Status s = Run(*sink);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(s.message(), HasSubstr("row 2.1"));
+  EXPECT_THAT(log_->Visible(), ElementsAre("1.0"));
+  EXPECT_EQ(stream_.max_flush(), Lsn(0x110));
 }
 
 TEST_F(ExactlyOnceRelayTest, AFencedProducerEndsTheRunWithoutConfirmingItsRows) {

@@ -53,7 +53,7 @@ TEST(KafkaTransactionsTest, CommitCarriesTheRecordsAndTheCheckpoint) {
 
   ASSERT_TRUE(txn->Begin().ok());
   for (const char* id : {"a", "b", "c"}) ASSERT_TRUE(txn->Produce(Record(id)).ok());
-  absl::Status committed = txn->Commit({Lsn(0x300), 3, kT}, absl::Seconds(30));
+  absl::Status committed = CommitAndWait(*txn, {Lsn(0x300), 3, kT}, absl::Seconds(30));
   ASSERT_TRUE(committed.ok()) << committed;
 
   auto read = ValueOrDie(ReadCheckpointTopic(KafkaOptionsFrom(config),
@@ -72,7 +72,7 @@ TEST(KafkaTransactionsTest, CommitCarriesTheRecordsAndTheCheckpoint) {
   ASSERT_TRUE(txn->Abort(absl::Seconds(30)).ok());
   ASSERT_TRUE(txn->Begin().ok());
   ASSERT_TRUE(txn->Produce(Record("d")).ok());
-  ASSERT_TRUE(txn->Commit({Lsn(0x400), 4, kT}, absl::Seconds(30)).ok());
+  ASSERT_TRUE(CommitAndWait(*txn, {Lsn(0x400), 4, kT}, absl::Seconds(30)).ok());
   read = ValueOrDie(ReadCheckpointTopic(KafkaOptionsFrom(config), "outbox.checkpoints",
                                         absl::Seconds(30)));
   EXPECT_EQ(ValueOrDie(LatestCheckpoint(read, "outbox-publisher.test"))->end_lsn,
@@ -95,7 +95,7 @@ TEST(KafkaTransactionsTest, NoCheckpointIsStoredBeforeEveryRecordOfItsTransactio
   ASSERT_TRUE(txn->Init(absl::Seconds(30)).ok());
   ASSERT_TRUE(txn->Begin().ok());
   ASSERT_TRUE(txn->Produce(Record("a")).ok());
-  absl::Status committed = txn->Commit({Lsn(0x300), 3, kT}, absl::Seconds(2));
+  absl::Status committed = CommitAndWait(*txn, {Lsn(0x300), 3, kT}, absl::Seconds(2));
   EXPECT_FALSE(committed.ok());
   auto read = ValueOrDie(ReadCheckpointTopic(KafkaOptionsFrom(config),
                                              "outbox.checkpoints", absl::Seconds(30)));
@@ -139,7 +139,7 @@ TEST(KafkaTransactionsTest, ACommitNeverCoversARecordWithoutProofOfStorage) {
       ASSERT_TRUE(txn->Produce(r).ok());
       ids.push_back(r.value);
     }
-    absl::Status s = txn->Commit({Lsn(0x100 + round), 3, kT}, absl::Seconds(30));
+    absl::Status s = CommitAndWait(*txn, {Lsn(0x100 + round), 3, kT}, absl::Seconds(30));
     if (s.ok()) {
       committed.push_back(ids);
     } else {
