@@ -81,6 +81,7 @@ void TransactionalSink::TransactionCommitted(const Checkpoint& checkpoint) {
     return;
   }
   Boundary(checkpoint, clock_());
+  MaybeCommit(false);
 }
 
 void TransactionalSink::Boundary(const Checkpoint& checkpoint, absl::Time seen) {
@@ -88,7 +89,6 @@ void TransactionalSink::Boundary(const Checkpoint& checkpoint, absl::Time seen) 
   current_.clear();
   boundary_ = checkpoint;
   if (policy_.open()) policy_.Boundary(seen);
-  MaybeCommit(false);
 }
 
 bool TransactionalSink::Full() const {
@@ -153,7 +153,10 @@ void TransactionalSink::Replay() {
     if (auto* b = std::get_if<HeldRecords::Boundary>(&held_.front())) {
       HeldRecords::Boundary boundary = std::move(*b);
       held_.Pop();
-      Boundary(boundary.checkpoint, boundary.seen);  // May start a commit.
+      Boundary(boundary.checkpoint, boundary.seen);
+      // A held end is not the stream's latest, so it says nothing of a quiet
+      // stream: only the limits commit here.
+      if (Full()) MaybeCommit(true);
       continue;
     }
     auto& held = std::get<HeldRecords::Record>(held_.front());
@@ -236,7 +239,7 @@ void TransactionalSink::Advance(absl::Duration wait) {
     CommitEnded(*outcome);
   }
   Replay();
-  MaybeCommit(false);
+  if (held_.empty()) MaybeCommit(false);
 }
 
 void TransactionalSink::Poll(absl::Duration timeout,

@@ -122,7 +122,8 @@ class TransactionalSink : public Sink {
   absl::Status ProduceNow(const OutboxRecord& record, const MessageToken& token,
                           RecordKind kind);
   // A PostgreSQL transaction ended (at `seen`) with what the open Kafka
-  // transaction holds of it: it becomes whole there.
+  // transaction holds of it: it becomes whole there. (The caller decides whether
+  // to commit.)
   void Boundary(const Checkpoint& checkpoint, absl::Time seen);
   // Whether Produce and TransactionCommitted must hold what they are given.
   bool Holding() const { return committing_ || !held_.empty() || awaiting_letter_; }

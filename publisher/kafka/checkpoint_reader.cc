@@ -1,4 +1,4 @@
-// ReadCheckpointTopic: metadata, watermarks, then an assigned consumer per call.
+// ReadCheckpointTopic: metadata, watermarks, then a consumer without a group per call.
 #include "publisher/kafka/checkpoint_reader.h"
 
 #include <librdkafka/rdkafka.h>
@@ -13,10 +13,13 @@ namespace publisher {
 namespace {
 
 struct KafkaDeleter {
-  void operator()(rd_kafka_t* rk) const {
-    rd_kafka_consumer_close(rk);
-    rd_kafka_destroy(rk);
-  }
+  void operator()(rd_kafka_t* rk) const { rd_kafka_destroy(rk); }
+};
+struct TopicDeleter {
+  void operator()(rd_kafka_topic_t* rkt) const { rd_kafka_topic_destroy(rkt); }
+};
+struct QueueDeleter {
+  void operator()(rd_kafka_queue_t* q) const { rd_kafka_queue_destroy(q); }
 };
 using KafkaConsumer = std::unique_ptr<rd_kafka_t, KafkaDeleter>;
 
@@ -36,14 +39,19 @@ absl::StatusOr<std::vector<CheckpointRecord>> ReadCheckpointTopic(
   std::vector<std::pair<std::string, std::string>> properties = {
       {"bootstrap.servers", options.brokers}};
   for (const auto& kv : options.properties) properties.push_back(kv);
-  properties.insert(properties.end(), {{"group.id", "outbox-publisher.checkpoint-reader"},
-                                       {"enable.auto.commit", "false"},
-                                       {"isolation.level", "read_committed"},
+  // No group: a consumer group's partitions wait for its coordinator before they
+  // are fetched (up to half a second at every start), and a one-shot reader
+  // commits no offsets. Each partition is read with the simple consumer API.
+  properties.insert(properties.end(), {{"isolation.level", "read_committed"},
                                        // The end under read_committed is the last
                                        // stable offset, and a transaction marker is
                                        // never delivered: EOF says "the end" for both.
                                        {"enable.partition.eof", "true"},
-                                       {"auto.offset.reset", "earliest"}});
+                                       // The end is known only from a fetch that
+                                       // comes back empty (the last offset is a
+                                       // marker): not worth the 500 ms a broker
+                                       // holds one by default, at every start.
+                                       {"fetch.wait.max.ms", "10"}});
   for (const auto& [key, value] : properties) {
     // Producer properties in -X do not apply to a consumer: skip what it refuses.
     rd_kafka_conf_set(conf, key.c_str(), value.c_str(), err, sizeof(err));
@@ -78,35 +86,44 @@ absl::StatusOr<std::vector<CheckpointRecord>> ReadCheckpointTopic(
         "replication factor 3)"));
   }
 
-  // Where each partition ends now: read until there.
-  std::map<int32_t, int64_t> end;
-  rd_kafka_topic_partition_list_t* assign =
-      rd_kafka_topic_partition_list_new(static_cast<int>(partitions.size()));
+  // Where each partition starts and ends now: read from one to the other.
+  std::map<int32_t, int64_t> start, end;
   for (int32_t p : partitions) {
     int64_t low = 0, high = 0;
     e = rd_kafka_query_watermark_offsets(rk.get(), topic.c_str(), p, &low, &high,
                                          Ms(deadline - absl::Now()));
     if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      rd_kafka_topic_partition_list_destroy(assign);
       return absl::UnavailableError(absl::StrCat("cannot read the end of ", topic, " [",
                                                  p, "]: ", rd_kafka_err2str(e)));
     }
     if (high > low) {
+      start[p] = low;
       end[p] = high;
-      rd_kafka_topic_partition_list_add(assign, topic.c_str(), p)->offset =
-          RD_KAFKA_OFFSET_BEGINNING;
     }
   }
   std::vector<CheckpointRecord> records;
-  if (end.empty()) {
-    rd_kafka_topic_partition_list_destroy(assign);
-    return records;
-  }
-  e = rd_kafka_assign(rk.get(), assign);
-  rd_kafka_topic_partition_list_destroy(assign);
-  if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot read ", topic, ": ", rd_kafka_err2str(e)));
+  if (end.empty()) return records;
+  std::unique_ptr<rd_kafka_topic_t, TopicDeleter> rkt(
+      rd_kafka_topic_new(rk.get(), topic.c_str(), nullptr));
+  std::unique_ptr<rd_kafka_queue_t, QueueDeleter> queue(rd_kafka_queue_new(rk.get()));
+  std::vector<int32_t> started;
+  // Stopped before the topic and queue go, whatever the way out.
+  struct Stopper {
+    rd_kafka_topic_t* rkt;
+    std::vector<int32_t>& partitions;
+    ~Stopper() {
+      for (int32_t p : partitions) rd_kafka_consume_stop(rkt, p);
+    }
+  } stopper{rkt.get(), started};
+  for (const auto& [p, low] : start) {
+    // An absolute offset: a logical one (BEGINNING) is looked up first, and that
+    // lookup waits half a second when the partition's leader is not joined yet.
+    if (rd_kafka_consume_start_queue(rkt.get(), p, low, queue.get()) != 0) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot read ", topic, " [", p,
+                       "]: ", rd_kafka_err2str(rd_kafka_last_error())));
+    }
+    started.push_back(p);
   }
   while (!end.empty()) {
     if (absl::Now() >= deadline) {
@@ -114,7 +131,7 @@ absl::StatusOr<std::vector<CheckpointRecord>> ReadCheckpointTopic(
                                                  " did not reach its end within ",
                                                  absl::FormatDuration(timeout)));
     }
-    rd_kafka_message_t* m = rd_kafka_consumer_poll(rk.get(), 100);
+    rd_kafka_message_t* m = rd_kafka_consume_queue(queue.get(), 100);
     if (m == nullptr) continue;
     if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
       CheckpointRecord r;

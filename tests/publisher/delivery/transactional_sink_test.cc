@@ -448,19 +448,61 @@ TEST_F(CommitUnderWayTest, WhatWasHeldIsCommittedOnlyAtItsTransactionsEnds) {
   clock_.Advance(absl::Seconds(1));
   log_->EndCommit();
   Poll();
-  ASSERT_EQ(log_->committed.size(), 1u);
-  // Transaction 1's end was held before c: the next commit covers it, not c.
-  ASSERT_TRUE(log_->committing());
-  EXPECT_THAT(log_->open, ElementsAre("b"));
-  log_->EndCommit();
-  Poll();
-  ASSERT_EQ(log_->committed.size(), 2u);
-  EXPECT_THAT(log_->committed[1].ids, ElementsAre("b"));
-  EXPECT_EQ(log_->committed[1].checkpoint.end_lsn, Lsn(0x210));
-  EXPECT_THAT(log_->open, ElementsAre("c"));
+  EXPECT_THAT(log_->open, ElementsAre("b", "c"));
   clock_.Advance(absl::Seconds(1));
   EXPECT_TRUE(Poll().empty());
   EXPECT_FALSE(log_->committing()) << "committing now would split transaction 2";
+  sink_->TransactionCommitted(Boundary(0x310, 3));
+  ASSERT_TRUE(log_->committing());
+  log_->EndCommit();
+  EXPECT_EQ(Poll().size(), 2u);
+  ASSERT_EQ(log_->committed.size(), 2u);
+  EXPECT_THAT(log_->committed[1].ids, ElementsAre("b", "c"));
+  EXPECT_EQ(log_->committed[1].checkpoint.end_lsn, Lsn(0x310));
+}
+
+// The ends of held transactions are old news: the stream was busy meanwhile, so
+// they must not each look like a quiet stream and commit on their own.
+TEST_F(CommitUnderWayTest, HeldTransactionsShareTheNextKafkaTransaction) {
+  options_.max_messages = 100;
+  for (int n = 1; n <= 3; ++n) {
+    Produce("m" + std::to_string(n), n);
+    sink_->TransactionCommitted(Boundary(0x100 * n + 0x110, n + 1));
+    clock_.Advance(absl::Milliseconds(30));
+  }
+  log_->EndCommit();
+  Poll();
+  ASSERT_EQ(log_->committed.size(), 1u);
+  ASSERT_TRUE(log_->committing()) << "the stream has been quiet for 30 ms: due now";
+  log_->EndCommit();
+  Poll();
+  ASSERT_EQ(log_->committed.size(), 2u);
+  EXPECT_THAT(log_->committed[1].ids, ElementsAre("m1", "m2", "m3"));
+  EXPECT_EQ(log_->committed[1].checkpoint.end_lsn, Lsn(0x410));
+}
+
+TEST_F(CommitUnderWayTest, HeldTransactionsCommitAtTheLimits) {
+  // max_messages is 5: the next Kafka transaction commits at the first end that
+  // reaches it, though the stream is busy.
+  Produce("m1a", 1);
+  Produce("m1b", 1);
+  sink_->TransactionCommitted(Boundary(0x210, 2));
+  Produce("m2a", 2);
+  Produce("m2b", 2);
+  Produce("m2c", 2);
+  sink_->TransactionCommitted(Boundary(0x310, 3));
+  EXPECT_EQ(sink_->Produce(Record("y"), Token(3), RecordKind::kEvent).code(),
+            absl::StatusCode::kResourceExhausted);
+  log_->EndCommit();
+  Poll();
+  ASSERT_TRUE(log_->committing());
+  Produce("y", 3);
+  log_->EndCommit();
+  Poll();
+  ASSERT_EQ(log_->committed.size(), 2u);
+  EXPECT_THAT(log_->committed[1].ids, ElementsAre("m1a", "m1b", "m2a", "m2b", "m2c"));
+  EXPECT_EQ(log_->committed[1].checkpoint.end_lsn, Lsn(0x310));
+  EXPECT_THAT(log_->open, ElementsAre("y"));
 }
 
 TEST_F(CommitUnderWayTest, HoldingStopsAtTheInFlightLimits) {
@@ -562,16 +604,13 @@ TEST_F(CommitUnderWayTest, AHeldRecordRefusedForGoodWaitsForItsDeadLetter) {
   EXPECT_FALSE(log_->committing()) << "no commit before the letter is in";
   Produce("huge's letter", 1, RecordKind::kDeadLetter);
   EXPECT_THAT(log_->open, ElementsAre("b", "huge's letter")) << "in huge's place";
-  Poll();  // c, then transaction 1's end: the commit, long due, starts.
-  ASSERT_TRUE(log_->committing());
-  log_->EndCommit();
-  Poll();
+  Poll();  // c, transaction 1's end, e.
+  EXPECT_THAT(log_->open, ElementsAre("b", "huge's letter", "c", "e"));
   sink_->TransactionCommitted(Boundary(0x310, 3));
   sink_->EndRun();
   EXPECT_THAT(log_->Visible(), ElementsAre("a", "b", "huge's letter", "c", "e"));
-  ASSERT_EQ(log_->committed.size(), 3u);
-  EXPECT_EQ(log_->committed[1].checkpoint.end_lsn, Lsn(0x210));
-  EXPECT_EQ(log_->committed[2].checkpoint.end_lsn, Lsn(0x310));
+  ASSERT_EQ(log_->committed.size(), 2u);
+  EXPECT_EQ(log_->committed[1].checkpoint.end_lsn, Lsn(0x310));
 }
 
 TEST_F(CommitUnderWayTest, EndingWaitsForTheCommitAndDropsWhatWasHeld) {
