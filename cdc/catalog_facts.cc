@@ -10,9 +10,15 @@
 namespace cdc {
 
 std::string CreatePublicationSql(absl::string_view quoted_name,
-                                 const std::vector<std::string>& quoted_tables) {
+                                 const std::vector<std::string>& quoted_tables,
+                                 absl::string_view row_filter) {
+  std::vector<std::string> tables;
+  for (const std::string& t : quoted_tables) {
+    tables.push_back(row_filter.empty() ? t
+                                        : absl::StrCat(t, " WHERE (", row_filter, ")"));
+  }
   return absl::StrCat("CREATE PUBLICATION ", quoted_name, " FOR TABLE ",
-                      absl::StrJoin(quoted_tables, ", "), " WITH (publish = 'insert')");
+                      absl::StrJoin(tables, ", "), " WITH (publish = 'insert')");
 }
 
 std::string CreateSlotSql(absl::string_view literal_slot, bool failover) {
@@ -35,15 +41,15 @@ absl::Status CheckWalLevel(absl::string_view wal_level) {
 absl::Status CheckPublication(const PublicationFacts& facts,
                               absl::string_view quoted_name,
                               const std::vector<std::string>& tables,
-                              const std::vector<std::string>& quoted_tables,
-                              bool create) {
+                              const std::vector<std::string>& quoted_tables, bool create,
+                              absl::string_view row_filter) {
   const std::string& name = facts.name;
   if (!facts.exists) {
     if (create) return absl::OkStatus();
-    return absl::FailedPreconditionError(absl::StrCat(
-        "publication \"", name, "\" does not exist: create it (",
-        CreatePublicationSql(quoted_name, quoted_tables),
-        ") or allow the publisher to create it"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("publication \"", name, "\" does not exist: create it (",
+                     CreatePublicationSql(quoted_name, quoted_tables, row_filter),
+                     ") or allow the publisher to create it"));
   }
   if (!facts.publishes_insert) {
     return absl::FailedPreconditionError(
@@ -59,6 +65,29 @@ absl::Status CheckPublication(const PublicationFacts& facts,
         absl::StrCat("publication \"", name, "\" does not include table ", tables[i],
                      ": ALTER PUBLICATION ", quoted_name, " ADD TABLE ",
                      i < quoted_tables.size() ? quoted_tables[i] : tables[i]));
+  }
+  for (size_t i = 0; i < facts.tables.size(); ++i) {
+    auto wanted = std::find(tables.begin(), tables.end(), facts.tables[i]);
+    if (wanted == tables.end()) continue;
+    std::string quoted = quoted_tables.size() == tables.size()
+                             ? quoted_tables[wanted - tables.begin()]
+                             : facts.tables[i];
+    absl::string_view filter =
+        i < facts.row_filters.size() ? absl::string_view(facts.row_filters[i]) : "";
+    if (row_filter.empty() && !filter.empty()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "publication \"", name, "\" filters the rows of ", facts.tables[i], " (WHERE ",
+          filter,
+          "): the rows it leaves out would never be published. A shard's publication "
+          "needs --shard; otherwise ALTER PUBLICATION ",
+          quoted_name, " SET TABLE ", quoted, " (without WHERE)"));
+    }
+    if (!row_filter.empty() && filter.empty()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "publication \"", name, "\" publishes every row of ", facts.tables[i],
+          ", not only this shard's keys: ALTER PUBLICATION ", quoted_name, " SET TABLE ",
+          quoted, " WHERE (", row_filter, ")"));
+    }
   }
   return absl::OkStatus();
 }

@@ -53,6 +53,8 @@ struct PublicationFacts {
   bool exists = false;
   bool publishes_insert = false;
   std::vector<std::string> tables;  // "schema.table" of every table it includes.
+  // Each table's row filter (PostgreSQL 15+), "" for none; parallel to tables.
+  std::vector<std::string> row_filters = {};
 };
 
 struct SlotFacts {
@@ -77,8 +79,11 @@ struct SlotFacts {
 inline constexpr int kFailoverSlotsVersion = 170000;
 
 // The SQL a user runs to create what the publisher would create.
+// `row_filter`: the WHERE clause of each table, a shard's (key_shard.h); "" for
+// none.
 std::string CreatePublicationSql(absl::string_view quoted_name,
-                                 const std::vector<std::string>& quoted_tables);
+                                 const std::vector<std::string>& quoted_tables,
+                                 absl::string_view row_filter = "");
 // `failover`: as a failover slot (PostgreSQL 17+).
 std::string CreateSlotSql(absl::string_view literal_slot, bool failover = false);
 std::string DropSlotSql(absl::string_view literal_slot);
@@ -88,11 +93,15 @@ absl::Status CheckWalLevel(absl::string_view wal_level);
 
 // An existing publication must publish INSERTs and include every table of
 // `tables` ("schema.table"); `quoted_*` are the same names quoted for SQL. A
-// missing one is an error only when the publisher may not create it.
+// missing one is an error only when the publisher may not create it. A shard's
+// publication (`row_filter` not "") must filter every table; an unsharded one must
+// filter none, or the rows it filters out would never be published. (Whether the
+// shards' filters cover every key once is --check's to say: key_shard.h.)
 absl::Status CheckPublication(const PublicationFacts& facts,
                               absl::string_view quoted_name,
                               const std::vector<std::string>& tables,
-                              const std::vector<std::string>& quoted_tables, bool create);
+                              const std::vector<std::string>& quoted_tables, bool create,
+                              absl::string_view row_filter = "");
 
 // An existing slot must be a logical pgoutput slot of `database` that has not lost
 // WAL. A missing one is an error only when the publisher may not create it. A slot

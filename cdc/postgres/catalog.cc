@@ -110,13 +110,17 @@ absl::StatusOr<PublicationFacts> ReadPublicationFacts(outbox::SqlConnection& sql
   if (rows.empty()) return f;
   f.exists = true;
   f.publishes_insert = Bool(rows[0][0]);
+  // Row filters exist from PostgreSQL 15.
   ASSIGN_OR_RETURN(
       outbox::SqlRows tables,
-      sql.Query(absl::StrCat("SELECT schemaname, tablename FROM "
-                             "pg_catalog.pg_publication_tables WHERE pubname = ",
-                             sql.Literal(name))));
-  for (const auto& t : tables)
+      sql.Query(absl::StrCat(
+          "SELECT schemaname, tablename, ",
+          sql.server_version() >= 150000 ? "rowfilter" : "NULL",
+          " FROM pg_catalog.pg_publication_tables WHERE pubname = ", sql.Literal(name))));
+  for (const auto& t : tables) {
     f.tables.push_back(absl::StrCat(Text(t[0]), ".", Text(t[1])));
+    f.row_filters.push_back(Text(t[2]));
+  }
   return f;
 }
 
@@ -205,13 +209,17 @@ absl::StatusOr<pgoutput::Relation> DescribeTable(outbox::SqlConnection& sql,
 }
 
 absl::Status EnsurePublication(outbox::SqlConnection& sql, const std::string& name,
-                               const std::vector<std::string>& tables, bool create) {
+                               const std::vector<std::string>& tables, bool create,
+                               const std::optional<KeyShard>& shard,
+                               const std::string& key_column) {
   std::vector<std::string> quoted = QuoteTables(sql, tables);
+  std::string filter = shard ? ShardRowFilter(sql.Quote(key_column), *shard) : "";
   ASSIGN_OR_RETURN(PublicationFacts facts, ReadPublicationFacts(sql, name));
-  RETURN_IF_ERROR(CheckPublication(facts, sql.Quote(name), tables, quoted, create));
+  RETURN_IF_ERROR(
+      CheckPublication(facts, sql.Quote(name), tables, quoted, create, filter));
   if (facts.exists) return absl::OkStatus();
   if (tables.empty()) return absl::InvalidArgumentError("no outbox table to publish");
-  absl::Status s = sql.Command(CreatePublicationSql(sql.Quote(name), quoted));
+  absl::Status s = sql.Command(CreatePublicationSql(sql.Quote(name), quoted, filter));
   if (absl::IsAlreadyExists(s)) return absl::OkStatus();  // Created concurrently.
   if (absl::IsNotFound(s)) {
     return absl::FailedPreconditionError(absl::StrCat(

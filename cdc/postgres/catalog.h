@@ -7,12 +7,14 @@
 #ifndef CDC_POSTGRES_CATALOG_H_
 #define CDC_POSTGRES_CATALOG_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "cdc/catalog_facts.h"
+#include "cdc/key_shard.h"
 #include "cdc/lsn.h"
 #include "common/postgres/sql_connection.h"
 
@@ -43,11 +45,13 @@ std::vector<std::string> QuoteTables(outbox::SqlConnection& sql,
 
 // Ensures publication `name` exists and publishes INSERTs of every table in
 // `tables` ("schema.table"). When missing and `create`, creates it FOR TABLE
-// `tables` WITH (publish = 'insert').
-[[nodiscard]] absl::Status EnsurePublication(outbox::SqlConnection& sql,
-                                             const std::string& name,
-                                             const std::vector<std::string>& tables,
-                                             bool create);
+// `tables` WITH (publish = 'insert'); for a `shard`, with its row filter over
+// `key_column` on every table (key_shard.h; PostgreSQL 15+).
+[[nodiscard]] absl::Status EnsurePublication(
+    outbox::SqlConnection& sql, const std::string& name,
+    const std::vector<std::string>& tables, bool create,
+    const std::optional<KeyShard>& shard = std::nullopt,
+    const std::string& key_column = "");
 
 // How CreateSlot makes a slot.
 struct SlotCreation {

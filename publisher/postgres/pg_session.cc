@@ -43,8 +43,15 @@ absl::StatusOr<Session> PgSessionSource::Open() {
         BoundRelation::Bind(shape, options_.columns, options_.topic).status());
     tables.push_back(t.qualified());
   }
+  if (options_.source.shard && stream->server_version() < 150000) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "--shard needs PostgreSQL 15 or later (publication row filters); this server "
+        "is ",
+        stream->server_version()));
+  }
   RETURN_IF_ERROR(cdc::EnsurePublication(stream->sql(), options_.source.publication,
-                                         tables, options_.create));
+                                         tables, options_.create, options_.source.shard,
+                                         options_.source.key_column));
   RETURN_IF_ERROR(PrepareSlot(*stream, options_, id.database, log_, republish_sinks_));
 
   if (!options_.message_prefix.empty()) {

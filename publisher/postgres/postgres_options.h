@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "cdc/key_shard.h"
 #include "publisher/mapping/columns.h"
 #include "publisher/recovery/slot_plan.h"
 
@@ -21,6 +22,9 @@ struct OutboxSource {
   std::string slot;
   std::string publication;
   std::vector<TableName> tables;
+  // --shard: the publication keeps this shard's keys of key_column.
+  std::optional<cdc::KeyShard> shard = std::nullopt;
+  std::string key_column = {};
 };
 
 // Replication sessions (PgSessionSource).

@@ -120,6 +120,16 @@ const std::vector<Flag>& Flags() {
            }},
       STRING_FLAG("slot", slot, "logical replication slot (pgoutput)"),
       STRING_FLAG("publication", publication, "publication to stream"),
+      Flag{"shard",
+           "publish only the keys of shard I of N (I/N, PostgreSQL 15+): appends _I_of_N "
+           "to --slot and --publication, whose row filter keeps the shard's keys",
+           false,
+           [](Config& c, absl::string_view v) -> absl::Status {
+             absl::StatusOr<cdc::KeyShard> shard = cdc::ParseKeyShard(v);
+             if (!shard.ok()) return Bad("shard", v, shard.status().message());
+             c.shard = *shard;
+             return absl::OkStatus();
+           }},
       Flag{"table", "outbox table(s), comma-separated", false,
            [](Config& c, absl::string_view v) -> absl::Status {
              ASSIGN_OR_RETURN(c.tables, ParseTables("table", v));
@@ -512,6 +522,18 @@ absl::StatusOr<Config> ParseConfig(const std::vector<std::string>& args,
     return Bad("max-in-flight-bytes", std::to_string(c.max_in_flight_bytes),
                "expected at least 1024");
   }
+  if (c.shard) {
+    if (!c.message_prefix.empty()) {
+      return absl::InvalidArgumentError(
+          "--shard cannot go with --message-prefix: a publication's row filter does not "
+          "apply to logical decoding messages, so every shard would publish each one; "
+          "shard an outbox table instead");
+    }
+    c.shard_publication_base = c.publication;
+    c.shard_slot_base = c.slot;
+    c.slot = cdc::ShardedName(c.slot, *c.shard);
+    c.publication = cdc::ShardedName(c.publication, *c.shard);
+  }
   return c;
 }
 
@@ -567,6 +589,7 @@ std::vector<outbox::Field> DescribeConfig(const Config& c) {
       {"pg", c.pg.empty() ? std::string("") : outbox::RedactConninfo(c.pg)},
       {"slot", c.slot},
       {"publication", c.publication},
+      {"shard", c.shard ? cdc::KeyShardName(*c.shard) : std::string("")},
       {"table", absl::StrJoin(tables, ",")},
       {"create", c.create},
       {"failover-slot", c.failover_slot},

@@ -17,6 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "cdc/key_shard.h"
 #include "common/kafka_properties.h"
 #include "common/log.h"
 #include "publisher/mapping/columns.h"
@@ -34,6 +35,11 @@ struct Config {
   std::string pg;  // libpq conninfo or URI; "" = PG* environment.
   std::string slot = "outbox_publisher";
   std::string publication = "outbox_publisher";
+  // --shard I/N: this publisher's shard of the keys (cdc/key_shard.h). slot and
+  // publication above are then the shard's ("<base>_<I>_of_<N>"), and the bases
+  // name every shard's publication and slot for --check.
+  std::optional<cdc::KeyShard> shard;
+  std::string shard_publication_base, shard_slot_base;
   std::vector<TableName> tables = {{"public", "outbox"}};
   bool create = true;
   // Primary failover and gaps (docs/operations.md, "Primary failover and the slot").

@@ -45,7 +45,7 @@ ExactlyOnceOptions ExactlyOnceOptionsFrom(const Config& c) {
 namespace {
 
 OutboxSource SourceFrom(const Config& c) {
-  return OutboxSource{c.pg, c.slot, c.publication, c.tables};
+  return OutboxSource{c.pg, c.slot, c.publication, c.tables, c.shard, c.columns.key};
 }
 
 }  // namespace

@@ -125,8 +125,10 @@ void JudgePublication(const Config& config, const PgFindings& pg,
         Fail(what, absl::StrCat("cannot read it: ", pg.publication.status().message())));
     return;
   }
+  std::string filter =
+      config.shard ? cdc::ShardRowFilter(pg.quoted_key_column, *config.shard) : "";
   absl::Status s = cdc::CheckPublication(*pg.publication, pg.quoted_publication, tables,
-                                         pg.quoted_tables, config.create);
+                                         pg.quoted_tables, config.create, filter);
   if (!s.ok()) {
     out->push_back(Fail(what, std::string(s.message())));
     return;
@@ -140,13 +142,89 @@ void JudgePublication(const Config& config, const PgFindings& pg,
   bool owns_all = std::all_of(pg.tables.begin(), pg.tables.end(), [](const auto& t) {
     return t.ok() && t->exists && t->owned;
   });
-  std::string sql = cdc::CreatePublicationSql(pg.quoted_publication, pg.quoted_tables);
+  std::string sql =
+      cdc::CreatePublicationSql(pg.quoted_publication, pg.quoted_tables, filter);
   out->push_back(
       owns_all ? Ok(what, "does not exist yet; the publisher creates it at start")
                : Fail(what, absl::StrCat("does not exist, and the role cannot create it "
                                          "(it must own the outbox tables): have the "
                                          "table owner run ",
                                          sql)));
+}
+
+void JudgeShards(const Config& config, const PgFindings& pg,
+                 std::vector<CheckLine>* out) {
+  if (!config.shard || !pg.shards) return;
+  const ShardFindings& shards = *pg.shards;
+  int count = config.shard->count;
+  for (int i = 1; i <= count && i <= static_cast<int>(shards.publications.size()); ++i) {
+    std::string name =
+        cdc::ShardedName(config.shard_publication_base, cdc::KeyShard{i, count});
+    std::string what = absl::StrCat("shard ", i, "/", count, " publication ", name);
+    const auto& p = shards.publications[i - 1];
+    if (!p.ok()) {
+      out->push_back(Fail(what, absl::StrCat("cannot read it: ", p.status().message())));
+    } else if (!p->exists) {
+      out->push_back(
+          Fail(what, absl::StrCat("does not exist: the keys of shard ", i, "/", count,
+                                  " are published by no one until its publisher starts "
+                                  "(with --create) or it is created")));
+    } else {
+      out->push_back(Ok(what, "exists"));
+    }
+    // This shard's own slot is judged with the others above.
+    if (i == config.shard->index || i > static_cast<int>(shards.slots.size())) continue;
+    std::string slot = cdc::ShardedName(config.shard_slot_base, cdc::KeyShard{i, count});
+    std::string slot_what = absl::StrCat("shard ", i, "/", count, " slot ", slot);
+    const auto& s = shards.slots[i - 1];
+    if (!s.ok()) {
+      out->push_back(
+          Fail(slot_what, absl::StrCat("cannot read it: ", s.status().message())));
+    } else if (!s->exists) {
+      out->push_back(
+          Fail(slot_what,
+               absl::StrCat("does not exist: rows of shard ", i, "/", count,
+                            "'s keys written before it does are published by no "
+                            "one. Start that shard's publisher before the rows come")));
+    } else {
+      out->push_back(Ok(slot_what, "exists"));
+    }
+  }
+  for (size_t t = 0; t < config.tables.size() && t < shards.coverage.size(); ++t) {
+    std::string what = absl::StrCat("shards of ", config.tables[t].qualified(), " by ",
+                                    config.columns.key);
+    const auto& c = shards.coverage[t];
+    if (!c.ok()) {
+      out->push_back(Fail(
+          what, absl::StrCat("cannot judge the row filters: ", c.status().message())));
+      continue;
+    }
+    auto example = [](const std::optional<std::string>& k) {
+      return k ? absl::StrCat(" (such as '", *k, "')") : std::string(" (the NULL key)");
+    };
+    if (c->unselected == 0 && c->repeated == 0) {
+      out->push_back(
+          Ok(what, absl::StrCat("the ", count, " shards' row filters select each of ",
+                                c->samples, " sample keys exactly once")));
+      continue;
+    }
+    std::string problem;
+    if (c->unselected > 0) {
+      absl::StrAppend(&problem, c->unselected, " of ", c->samples,
+                      " sample keys are in no shard", example(c->unselected_example),
+                      ": their rows would never be published");
+    }
+    if (c->repeated > 0) {
+      absl::StrAppend(&problem, problem.empty() ? "" : "; ", c->repeated, " of ",
+                      c->samples, " sample keys are in more than one shard",
+                      example(c->repeated_example),
+                      ": their rows would be published twice, out of order");
+    }
+    absl::StrAppend(&problem, ". Shard I/N's filter is ",
+                    cdc::ShardRowFilter(pg.quoted_key_column, cdc::KeyShard{1, count}),
+                    " (for shard 1; = I-1 for shard I, without the IS NULL)");
+    out->push_back(Fail(what, problem));
+  }
 }
 
 void JudgeSlot(const Config& config, const PgFindings& pg, const std::string& database,
@@ -333,6 +411,7 @@ std::vector<CheckLine> JudgePostgres(const Config& config, const PgFindings& pg)
   }
   if (!config.message_prefix.empty()) JudgeMessages(config, pg.server->version_num, &out);
   JudgePublication(config, pg, tables, &out);
+  JudgeShards(config, pg, &out);
   JudgeSlot(config, pg, pg.server->database, &out);
   JudgeFailover(config, pg, &out);
   return out;

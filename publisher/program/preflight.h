@@ -35,6 +35,24 @@ struct StandbyFindings {
 };
 
 // What --check read from PostgreSQL. A failed read is kept as its status.
+// --shard: what every shard's publication filters, and whether together they select
+// each sample key exactly once (cdc/key_shard.h).
+struct ShardCoverage {
+  int64_t samples = 0;
+  int64_t unselected = 0;  // Keys no shard publishes: their rows would be lost.
+  int64_t repeated = 0;    // Keys two shards publish: their order would break.
+  std::optional<std::string> unselected_example, repeated_example;
+};
+
+struct ShardFindings {
+  // Shard 1..N's publication, "<base>_<I>_of_<N>".
+  std::vector<absl::StatusOr<cdc::PublicationFacts>> publications;
+  // Shard 1..N's slot: rows written before a shard's slot exists reach no one.
+  std::vector<absl::StatusOr<cdc::SlotFacts>> slots;
+  // Per outbox table, in Config::tables order.
+  std::vector<absl::StatusOr<ShardCoverage>> coverage;
+};
+
 struct PgFindings {
   absl::Status connect;  // The plain connection; nothing else is read without it.
   absl::StatusOr<cdc::ServerFacts> server = absl::UnknownError("not read");
@@ -47,6 +65,8 @@ struct PgFindings {
   std::vector<std::string> quoted_tables;
   std::string literal_slot;
   std::vector<StandbyFindings> others;  // The other hosts of a multi-host --pg.
+  std::string quoted_key_column;
+  std::optional<ShardFindings> shards;  // With --shard.
 };
 
 // What --check read from Kafka.

@@ -72,6 +72,22 @@ TEST(ConfigTest, DefaultsMatchTheSpec) {
   EXPECT_EQ(c.transaction_interval, absl::Milliseconds(100));
 }
 
+TEST(ConfigTest, AShardHasItsOwnSlotPublicationAndTransactionalId) {
+  absl::StatusOr<Config> c = Parse({"--shard", "2/4", "--slot", "orders"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->shard, (cdc::KeyShard{2, 4}));
+  EXPECT_EQ(c->slot, "orders_2_of_4");
+  EXPECT_EQ(c->publication, "outbox_publisher_2_of_4");
+  EXPECT_EQ(c->shard_slot_base, "orders");
+  EXPECT_EQ(c->shard_publication_base, "outbox_publisher");
+  EXPECT_EQ(TransactionalId(*c), "outbox-publisher.orders_2_of_4");
+  EXPECT_FALSE(Parse({}).value().shard.has_value());
+  EXPECT_THAT(Parse({"--shard", "5/4"}).status().message(), HasSubstr("--shard"));
+  absl::Status messages =
+      Parse({"--shard", "1/2", "--message-prefix", "outbox"}).status();
+  EXPECT_THAT(messages.message(), HasSubstr("every shard would publish each one"));
+}
+
 TEST(ConfigTest, ExactlyOnceFlags) {
   absl::StatusOr<Config> c =
       Parse({"--delivery=exactly-once", "--slot", "orders", "--checkpoint-topic", "cp",
