@@ -36,9 +36,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -53,6 +55,8 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "cdc/catalog_facts.h"
+#include "cdc/key_shard.h"
 #include "cdc/lsn.h"
 #include "tests/bench/support.h"
 #include "tests/harness/fatal.h"
@@ -106,6 +110,94 @@ struct Result {
 
 class Bench {
  public:
+  // Shards (--shard I/N): 1, 2 and 4 publishers on one backlog, each from its own
+  // slot and row-filtered publication, into one mock-kafka; timed from their start
+  // until every shard's slot is confirmed past the backlog's end. 1 is the
+  // unsharded publisher. Each walsender's CPU is read from /proc before it exits:
+  // every one decodes the whole WAL, whatever its filter keeps.
+  struct ShardResult {
+    int shards = 0;
+    double rows_s = 0;  // Median over the rounds.
+    double rows_s_low = 0, rows_s_high = 0;
+    double walsender_cpu_s = 0;           // All walsenders, median.
+    double walsender_cpu_s_max = 0;       // The busiest one, median.
+    double publisher_cpu_us_per_row = 0;  // All publishers, median.
+  };
+  std::vector<ShardResult> Shards(int64_t rows, int rounds) {
+    const std::vector<int> counts = {1, 2, 4};
+    int slots = 0;
+    for (int n : counts) slots += n;
+    std::cerr << "bench: shards: writing the backlog" << std::endl;
+    auto pg =
+        Must(PgCluster::Start({"max_wal_size=4GB", "checkpoint_timeout=30min",
+                               absl::StrCat("max_replication_slots=", slots * rounds + 2),
+                               "max_wal_senders=12"},
+                              RowFilterVersion()),
+             "start PostgreSQL");
+    auto sql = Must(pg->Connect(), "connect");
+    Must(sql->Exec(OutboxSchema()), "schema");
+    // Every shard's publication and slot before the backlog, as docs/operations.md
+    // asks of a user.
+    for (int n : counts) {
+      if (n == 1) continue;
+      for (int i = 1; i <= n; ++i) {
+        cdc::KeyShard shard{i, n};
+        Must(sql->Exec(cdc::CreatePublicationSql(
+                 cdc::ShardedName("outbox_publisher", shard), {"outbox"},
+                 cdc::ShardRowFilter("aggregate_id", shard))),
+             "shard publication");
+      }
+    }
+    for (int r = 0; r < rounds; ++r) {
+      for (int n : counts) {
+        for (int i = 1; i <= n; ++i) {
+          Must(sql->Exec(absl::StrCat("SELECT pg_create_logical_replication_slot('",
+                                      ShardSlot(r, n, i), "', 'pgoutput')")),
+               "create slot");
+        }
+      }
+    }
+    WriteBacklog(*sql, rows, 10, 100);
+    cdc::Lsn end =
+        Must(cdc::Lsn::Parse(
+                 Must(sql->Value("SELECT pg_current_wal_insert_lsn()::text"), "lsn")),
+             "lsn");
+    std::vector<ShardResult> results;
+    std::map<int, std::vector<ShardResult>> runs;
+    // Rounds alternate the shard counts, so that each count sees the same load.
+    for (int r = 0; r < rounds; ++r) {
+      for (int n : counts) {
+        ShardResult run = ShardRun(*pg, *sql, end, rows, r, n);
+        std::cerr << absl::StrFormat(
+                         "bench: shards: round %d: %d shard(s) %.1fk rows/s, walsenders "
+                         "%.2f s CPU (busiest %.2f s)",
+                         r + 1, n, run.rows_s / 1e3, run.walsender_cpu_s,
+                         run.walsender_cpu_s_max)
+                  << std::endl;
+        runs[n].push_back(run);
+      }
+    }
+    for (int n : counts) {
+      std::vector<double> rate, cpu, busiest, publisher;
+      for (const ShardResult& x : runs[n]) {
+        rate.push_back(x.rows_s);
+        cpu.push_back(x.walsender_cpu_s);
+        busiest.push_back(x.walsender_cpu_s_max);
+        publisher.push_back(x.publisher_cpu_us_per_row);
+      }
+      ShardResult m;
+      m.shards = n;
+      m.rows_s = Median(rate);
+      m.rows_s_low = *std::min_element(rate.begin(), rate.end());
+      m.rows_s_high = *std::max_element(rate.begin(), rate.end());
+      m.walsender_cpu_s = Median(cpu);
+      m.walsender_cpu_s_max = Median(busiest);
+      m.publisher_cpu_us_per_row = Median(publisher);
+      results.push_back(m);
+    }
+    return results;
+  }
+
   // `rounds`: paired runs of the limit and the publisher per workload.
   Bench(std::vector<std::string> publisher_flags, int rounds)
       : publisher_flags_(std::move(publisher_flags)), rounds_(rounds) {}
@@ -481,6 +573,78 @@ class Bench {
     return run;
   }
 
+  static std::string ShardSlot(int round, int n, int i) {
+    std::string base = absl::StrCat("bench_shards_", round, "_", n);
+    return n == 1 ? base : cdc::ShardedName(base, cdc::KeyShard{i, n});
+  }
+
+  // PG_VERSION when it has row filters (15+), else 15.
+  static int RowFilterVersion() {
+    int v = 0;
+    const char* env = std::getenv("PG_VERSION");
+    if (env == nullptr || !absl::SimpleAtoi(env, &v) || v < 15) return 15;
+    return v;
+  }
+
+  ShardResult ShardRun(PgCluster& pg, testing_harness::PgSession& sql, cdc::Lsn end,
+                       int64_t rows, int round, int n) {
+    auto mock = Must(MockKafka::Start(1), "mock-kafka");
+    if (mock->Command(absl::StrCat("topic ", kTopic, " ", kPartitions)) != "ok")
+      Die("topic");
+    std::vector<std::unique_ptr<testing_harness::Process>> publishers;
+    std::vector<std::string> slots;
+    absl::Time start = absl::Now();
+    for (int i = 1; i <= n; ++i) {
+      std::vector<std::string> args = {
+          "--slot", absl::StrCat("bench_shards_", round, "_", n), "--create", "false"};
+      if (n > 1) args.insert(args.end(), {"--shard", absl::StrCat(i, "/", n)});
+      slots.push_back(ShardSlot(round, n, i));
+      publishers.push_back(StartBenchPublisher(
+          pg.conninfo(), mock->bootstrap(), /*topic=*/"", args, publisher_flags_,
+          absl::StrCat("/tmp/outbox-bench-shard-", i, "-of-", n, ".log")));
+    }
+    // Each walsender's CPU, read while it lives.
+    std::map<std::string, ProcessUsage> walsenders;
+    std::vector<bool> done(n, false);
+    bool all = WaitFor(
+        [&] {
+          bool finished = true;
+          for (int i = 0; i < n; ++i) {
+            if (done[i]) continue;
+            auto v = sql.Value(absl::StrCat(
+                "SELECT confirmed_flush_lsn::text || ' ' || coalesce(active_pid, 0) FROM "
+                "pg_replication_slots WHERE slot_name = '",
+                slots[i], "'"));
+            if (!v.ok()) return false;
+            std::vector<std::string> parts = absl::StrSplit(*v, ' ');
+            int pid = 0;
+            if (parts.size() == 2 && absl::SimpleAtoi(parts[1], &pid) && pid > 0)
+              walsenders[slots[i]] = Usage(pid);
+            auto lsn = cdc::Lsn::Parse(parts[0]);
+            done[i] = lsn.ok() && *lsn >= end;
+            finished = finished && done[i];
+          }
+          return finished;
+        },
+        absl::Minutes(30));
+    ShardResult run;
+    run.shards = n;
+    run.rows_s = rows / absl::ToDoubleSeconds(absl::Now() - start);
+    double publisher_cpu = 0;
+    for (auto& p : publishers) {
+      publisher_cpu += Usage(p->pid()).cpu_seconds;
+      if (!all || !p->running()) Die("shard publisher: " + p->Log());
+    }
+    for (auto& p : publishers) p->Signal(SIGTERM);
+    for (auto& p : publishers) p->Wait(absl::Seconds(60));
+    for (const auto& [slot, usage] : walsenders) {
+      run.walsender_cpu_s += usage.cpu_seconds;
+      run.walsender_cpu_s_max = std::max(run.walsender_cpu_s_max, usage.cpu_seconds);
+    }
+    run.publisher_cpu_us_per_row = publisher_cpu * 1e6 / rows;
+    return run;
+  }
+
   static double Median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
     return v.size() % 2 == 1 ? v[v.size() / 2]
@@ -527,6 +691,29 @@ std::string CarrierTable(const std::vector<Bench::CarrierResult>& carriers) {
                            c.events, c.wal_bytes_per_event, c.writer_tx_s / 1000,
                            c.writer_events_s / 1000, c.publisher_events_s / 1000,
                            c.cpu_us_per_event);
+  }
+  return out.str();
+}
+
+// 1, 2 and 4 shards: total rows/s, and what the walsenders cost the primary.
+std::string ShardTable(const std::vector<Bench::ShardResult>& shards, int64_t rows,
+                       int rounds) {
+  if (shards.empty()) return "";
+  std::ostringstream out;
+  out << absl::StrFormat(
+      "\n### Shards (--shard I/N), %d rows at 10 rows/tx, 100 B, mock-kafka, %d "
+      "round(s)\n\n",
+      rows, rounds);
+  out << "| shards | total rows/s (lowest–highest) | × one publisher | walsenders' CPU s "
+         "(all) | busiest walsender CPU s | primary's decoding CPU × one | publishers' "
+         "CPU µs/row |\n|---|---|---|---|---|---|---|\n";
+  const Bench::ShardResult& one = shards.front();
+  for (const Bench::ShardResult& s : shards) {
+    out << absl::StrFormat(
+        "| %d | %.1fk (%.1fk–%.1fk) | %.2f× | %.2f | %.2f | %.2f× | %.2f |\n", s.shards,
+        s.rows_s / 1e3, s.rows_s_low / 1e3, s.rows_s_high / 1e3, s.rows_s / one.rows_s,
+        s.walsender_cpu_s, s.walsender_cpu_s_max, s.walsender_cpu_s / one.walsender_cpu_s,
+        s.publisher_cpu_us_per_row);
   }
   return out.str();
 }
@@ -623,8 +810,15 @@ int Main(int argc, char** argv) {
   std::vector<absl::Duration> takeover;
   if (only.empty() || std::string("takeover").find(only) != std::string::npos)
     takeover = bench.Takeover(quick ? 2 : 5);
+  std::vector<Bench::ShardResult> shards;
+  int64_t shard_rows = quick ? 5000 : 200000;
+  int shard_rounds = quick ? 1 : 3;
+  if (!steady_only &&
+      (only.empty() || std::string("shards").find(only) != std::string::npos))
+    shards = bench.Shards(shard_rows, shard_rounds);
   std::string table = Table(results, steady, alone, steady_eo, rate) +
-                      TakeoverLine(takeover) + CarrierTable(carriers);
+                      TakeoverLine(takeover) + CarrierTable(carriers) +
+                      ShardTable(shards, shard_rows, shard_rounds);
   Emit(table, markdown);
   return 0;
 }
