@@ -9,13 +9,14 @@ CatalogVerdicts::CatalogVerdicts(std::string database, int64_t max_retained_wal,
                                  std::string quoted_publication,
                                  std::vector<std::string> tables,
                                  std::vector<std::string> quoted_tables,
-                                 std::string literal_slot)
+                                 std::string literal_slot, std::string row_filter)
     : database_(std::move(database)),
       max_retained_wal_(max_retained_wal),
       quoted_publication_(std::move(quoted_publication)),
       tables_(std::move(tables)),
       quoted_tables_(std::move(quoted_tables)),
-      literal_slot_(std::move(literal_slot)) {}
+      literal_slot_(std::move(literal_slot)),
+      row_filter_(std::move(row_filter)) {}
 
 WatchVerdict CatalogVerdicts::Judge(const CatalogFindings& f) {
   WatchVerdict v;
@@ -29,7 +30,7 @@ WatchVerdict CatalogVerdicts::Judge(const CatalogFindings& f) {
     return v;
   }
   absl::Status pub = cdc::CheckPublication(f.publication, quoted_publication_, tables_,
-                                           quoted_tables_, /*create=*/false);
+                                           quoted_tables_, /*create=*/false, row_filter_);
   if (!pub.ok()) {
     v.fatal = absl::FailedPreconditionError(
         absl::StrCat("the publication changed while the publisher ran: ", pub.message()));

@@ -36,9 +36,12 @@ struct WatchVerdict {
 class CatalogVerdicts {
  public:
   // `quoted_*`: the same names quoted for SQL, for the fixes the messages name.
+  // `row_filter`: a shard's (cdc/key_shard.h), which its publication must have;
+  // "" for an unsharded publisher, whose publication must filter nothing.
   CatalogVerdicts(std::string database, int64_t max_retained_wal,
                   std::string quoted_publication, std::vector<std::string> tables,
-                  std::vector<std::string> quoted_tables, std::string literal_slot);
+                  std::vector<std::string> quoted_tables, std::string literal_slot,
+                  std::string row_filter = "");
 
   WatchVerdict Judge(const CatalogFindings& findings);
 
@@ -48,6 +51,7 @@ class CatalogVerdicts {
   std::string quoted_publication_;
   std::vector<std::string> tables_, quoted_tables_;
   std::string literal_slot_;
+  std::string row_filter_;
   bool above_ = false;       // Retained WAL is above the limit (warned).
   bool unreserved_ = false;  // wal_status was unreserved (warned).
 };

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "cdc/key_shard.h"
 #include "cdc/postgres/catalog.h"
 #include "common/status_macros.h"
 #include "publisher/postgres/slot_records.h"
@@ -67,9 +68,12 @@ absl::Status SlotWatcher::Probe() {
     ASSIGN_OR_RETURN(outbox::SqlRows here, sql_->Query("SELECT current_database()"));
     if (here.size() != 1 || here[0].empty() || !here[0][0])
       return absl::DataLossError("current_database() returned nothing");
-    watch_.emplace(*here[0][0], options_.max_retained_wal,
-                   sql_->Quote(options_.source.publication), tables,
-                   cdc::QuoteTables(*sql_, tables), sql_->Literal(options_.source.slot));
+    const OutboxSource& source = options_.source;
+    watch_.emplace(
+        *here[0][0], options_.max_retained_wal, sql_->Quote(source.publication), tables,
+        cdc::QuoteTables(*sql_, tables), sql_->Literal(source.slot),
+        source.shard ? cdc::ShardRowFilter(sql_->Quote(source.key_column), *source.shard)
+                     : "");
   }
   CatalogFindings f;
   ASSIGN_OR_RETURN(f.slot, cdc::ReadSlotFacts(*sql_, options_.source.slot));

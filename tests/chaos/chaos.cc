@@ -3,7 +3,7 @@
 //   outbox-chaos [--rows N] [--faults F] [--seed S] [--max-tx-rows R] [--aggregates A]
 //                [--schedule full|no-pg-restart] [--in-flight-requests K]
 //                [--delivery at-least-once|exactly-once] [--writer table|message|mixed]
-//                [--broker mock|kafka] [--pg-version N]
+//                [--broker mock|kafka] [--pg-version N] [--shards N]
 //
 // A writer commits outbox rows continuously (transactions of 1..R rows across A
 // aggregates, each row numbered within its aggregate in commit order) while a
@@ -34,7 +34,8 @@
 //   - every committed id was delivered (zero loss);
 //   - no sampled confirmation passed a row the broker did not hold yet;
 //   - per aggregate, first deliveries follow commit order, in one partition;
-//   - per partition, first deliveries follow commit order;
+//   - per partition, first deliveries follow commit order (not with --shards:
+//     shards publish independently, so order holds per key only);
 // and reports duplicates, faults survived, deliveries the publisher found unproven
 // (librdkafka's implicit acks) and the longest commit-to-delivery time. Exit status 0
 // only when every check holds and every fault was injected.
@@ -43,6 +44,12 @@
 // (an outbox without a table, --message-prefix), noting it in chaos_history, which
 // is then the history; --writer mixed interleaves rows and messages in each
 // transaction.
+//
+// --shards N runs N publishers sharing the table by key (--shard I/N, PostgreSQL
+// 15+), each on its own slot; every publisher fault (kill -9, SIGTERM, a second
+// publisher, the kill -9 after a fault) hits one shard's, chosen at random, and the
+// run ends once every shard's slot has caught up. The confirmation samples are of
+// the slowest slot.
 //
 // With --delivery exactly-once the publisher runs Kafka transactions, and only the
 // records of committed Kafka transactions count; then duplicates must be zero too,
@@ -102,6 +109,9 @@ ABSL_FLAG(std::string, broker, "mock",
           "mock (mock-kafka) or kafka (3-node Apache Kafka)");
 ABSL_FLAG(std::optional<int64_t>, in_flight_requests, std::nullopt,
           "the publisher's max.in.flight (default: the publisher's own)");
+ABSL_FLAG(int64_t, shards, 1,
+          "publishers sharing the outbox table by key (--shard I/N, PostgreSQL 15+); "
+          "each publisher fault hits one shard's, at random");
 ABSL_FLAG(std::optional<int64_t>, pg_version, std::nullopt,
           "PostgreSQL major version (default: the harness's; 17 for failover)");
 
@@ -134,6 +144,7 @@ struct Options {
   std::string broker = "mock";  // --broker mock|kafka (brokers.h).
   bool failover = false;        // --schedule failover.
   int pg_version = 0;           // --pg-version; 0: the harness's default.
+  int shards = 1;               // --shards: publishers sharing the table by key.
 };
 
 const char* WriterName(Options::WriterMode m) {
@@ -167,19 +178,67 @@ int64_t CountInLogs(const std::string& dir, const std::string& needle) {
   return n;
 }
 
-// The publisher processes: a primary and, for a while, a standby on the same slot.
+// The publisher processes: per shard (--shards), a primary and, for a while, a
+// standby on the same slot. Without shards there is one, on the one slot.
 class Publishers {
  public:
   // `pg`: the publishers' conninfo; `args`: flags every publisher gets besides the
-  // common ones.
+  // common ones (and its --shard).
   Publishers(std::string pg, const std::string& brokers, std::string dir,
-             std::vector<std::string> args)
+             std::vector<std::string> args, int shards)
       : pg_(std::move(pg)),
         brokers_(brokers),
         dir_(std::move(dir)),
-        args_(std::move(args)) {}
+        args_(std::move(args)),
+        shards_(shards) {}
 
-  std::unique_ptr<Process> Launch() {
+  int shards() const { return static_cast<int>(shards_.size()); }
+
+  // Makes sure every shard has a primary running; restarts one that exited (an exit
+  // 2 while PostgreSQL restarts is legitimate: unreachable at start).
+  void EnsurePrimary() {
+    for (int i = 0; i < shards(); ++i) EnsurePrimary(i);
+  }
+
+  void KillPrimary(int sig, int shard) {
+    EnsurePrimary(shard);
+    Shard& s = shards_[shard];
+    s.expected_exit = true;
+    s.primary->Signal(sig);
+    s.primary->Wait(absl::Seconds(60));
+  }
+
+  void StartStandby(int shard) {
+    if (!shards_[shard].standby) shards_[shard].standby = Launch(shard);
+  }
+
+  // The shard's primary dies; its standby, if any, becomes the primary.
+  void FailOver(int shard) {
+    StartStandby(shard);
+    KillPrimary(SIGKILL, shard);
+    shards_[shard].primary = std::move(shards_[shard].standby);
+  }
+
+  void StopAll() {
+    for (Shard& s : shards_) {
+      for (auto* p : {&s.primary, &s.standby}) {
+        if (*p && (*p)->running()) {
+          (*p)->Signal(SIGTERM);
+          (*p)->Wait(absl::Seconds(60));
+        }
+      }
+    }
+  }
+
+  const std::vector<std::string>& unexpected_exits() const { return unexpected_exits_; }
+
+ private:
+  struct Shard {
+    std::unique_ptr<Process> primary, standby;
+    bool expected_exit = false;
+  };
+
+  std::unique_ptr<Process> Launch(int shard) {
     std::vector<std::string> argv = {testing_harness::BuildPath("outbox-publisher"),
                                      "--pg",
                                      pg_,
@@ -194,56 +253,27 @@ class Publishers {
                                      "-X",
                                      "reconnect.backoff.max.ms=1000"};
     argv.insert(argv.end(), args_.begin(), args_.end());
+    if (shards() > 1)
+      argv.insert(argv.end(), {"--shard", absl::StrCat(shard + 1, "/", shards())});
     return Must(
         Process::Start(argv, absl::StrCat(dir_, "/publisher-", ++launched_, ".log")),
         "start publisher");
   }
 
-  // Makes sure a primary is running; restarts it if it exited (an exit 2 while
-  // PostgreSQL restarts is legitimate: unreachable at start).
-  void EnsurePrimary() {
-    if (primary_ && primary_->running()) return;
-    if (primary_) {
-      std::optional<int> code = primary_->Wait(absl::ZeroDuration());
-      if (code && *code != 0 && *code != 2 && !expected_exit_) {
+  void EnsurePrimary(int shard) {
+    Shard& s = shards_[shard];
+    if (s.primary && s.primary->running()) return;
+    if (s.primary) {
+      std::optional<int> code = s.primary->Wait(absl::ZeroDuration());
+      if (code && *code != 0 && *code != 2 && !s.expected_exit) {
         unexpected_exits_.push_back(
-            absl::StrCat("exit ", *code, ": ", Tail(primary_->Log())));
+            absl::StrCat("exit ", *code, ": ", Tail(s.primary->Log())));
       }
     }
-    expected_exit_ = false;
-    primary_ = Launch();
+    s.expected_exit = false;
+    s.primary = Launch(shard);
   }
 
-  void KillPrimary(int sig) {
-    EnsurePrimary();
-    expected_exit_ = true;
-    primary_->Signal(sig);
-    primary_->Wait(absl::Seconds(60));
-  }
-
-  void StartStandby() {
-    if (!standby_) standby_ = Launch();
-  }
-
-  // The primary dies; the standby, if any, becomes the primary.
-  void FailOver() {
-    if (!standby_) StartStandby();
-    KillPrimary(SIGKILL);
-    primary_ = std::move(standby_);
-  }
-
-  void StopAll() {
-    for (auto* p : {&primary_, &standby_}) {
-      if (*p && (*p)->running()) {
-        (*p)->Signal(SIGTERM);
-        (*p)->Wait(absl::Seconds(60));
-      }
-    }
-  }
-
-  const std::vector<std::string>& unexpected_exits() const { return unexpected_exits_; }
-
- private:
   static std::string Tail(const std::string& log) {
     return log.size() > 2000 ? log.substr(log.size() - 2000) : log;
   }
@@ -251,8 +281,7 @@ class Publishers {
   std::string pg_;
   std::string brokers_, dir_;
   std::vector<std::string> args_;
-  std::unique_ptr<Process> primary_, standby_;
-  bool expected_exit_ = false;
+  std::vector<Shard> shards_;
   int launched_ = 0;
   std::vector<std::string> unexpected_exits_;
 };
@@ -413,6 +442,12 @@ Options ParseArgs(int argc, char** argv) {
   if (o.failover && o.pg_version == 0) o.pg_version = 17;
   if (o.failover && o.pg_version < 17)
     Die("--schedule failover needs PostgreSQL 17 or later (failover slots)");
+  o.shards = static_cast<int>(at_least_one("shards", absl::GetFlag(FLAGS_shards)));
+  if (o.shards > 8) Die("--shards takes 1 to 8");
+  if (o.shards > 1 && o.writer != Options::WriterMode::kTable)
+    Die("--shards needs --writer table (a row filter does not apply to messages)");
+  if (o.shards > 1 && o.pg_version != 0 && o.pg_version < 15)
+    Die("--shards needs PostgreSQL 15 or later (row filters)");
   return o;
 }
 
@@ -463,16 +498,15 @@ std::vector<std::string> FaultKinds(const Options& o, const ChaosBroker& broker)
 
 int Main(int argc, char** argv) {
   Options o = ParseArgs(argc, argv);
-  Say(absl::StrCat("rows=", o.rows, " faults=", o.faults, " seed=", o.seed,
-                   " max_tx_rows=", o.max_tx_rows, " aggregates=", o.aggregates,
-                   " schedule=",
-                   o.failover ? "failover" : (o.pg_restarts ? "full" : "no-pg-restart"),
-                   " pg_version=", o.pg_version,
-                   " delivery=", o.exactly_once ? "exactly-once" : "at-least-once",
-                   " writer=", WriterName(o.writer), " broker=", o.broker,
-                   " in_flight_requests=",
-                   o.in_flight_requests > 0 ? absl::StrCat(o.in_flight_requests)
-                                            : std::string("default")));
+  Say(absl::StrCat(
+      "rows=", o.rows, " faults=", o.faults, " seed=", o.seed,
+      " max_tx_rows=", o.max_tx_rows, " aggregates=", o.aggregates,
+      " schedule=", o.failover ? "failover" : (o.pg_restarts ? "full" : "no-pg-restart"),
+      " pg_version=", o.pg_version, " delivery=",
+      o.exactly_once ? "exactly-once" : "at-least-once", " writer=", WriterName(o.writer),
+      " broker=", o.broker, " shards=", o.shards, " in_flight_requests=",
+      o.in_flight_requests > 0 ? absl::StrCat(o.in_flight_requests)
+                               : std::string("default")));
   // The WAL stays (wal_keep_size) so that the commit LSN of a row that never
   // arrived can be read from it at the end (pg_walinspect).
   // wal_sender_timeout 5 s: a walsender whose publisher went silent (blackhole)
@@ -527,17 +561,19 @@ int Main(int argc, char** argv) {
   // freezes: their connections go silent without closing.
   publisher_args.insert(publisher_args.end(), {"--replication-timeout", "5s"});
   Publishers publishers(servers.publisher_conninfo(), broker->bootstrap(), log_dir,
-                        publisher_args);
+                        publisher_args, o.shards);
   publishers.EnsurePrimary();
+  // Every shard's slot streams before the writer starts: a shard's slot only sees
+  // what is written after it exists.
   if (!WaitFor(
           [&] {
-            return !Must(servers.primary().Exec("SELECT 1 FROM pg_replication_slots "
-                                                "WHERE active AND slot_type = 'logical'"),
-                         "slot")
-                        .empty();
+            return Must(servers.primary().Exec("SELECT 1 FROM pg_replication_slots "
+                                               "WHERE active AND slot_type = 'logical'"),
+                        "slot")
+                       .size() >= static_cast<size_t>(o.shards);
           },
           absl::Seconds(60))) {
-    Die("the publisher never started streaming");
+    Die("the publishers never started streaming");
   }
   Verifier verifier(broker->bootstrap(), kTopic);
   ConfirmationSampler sampler(servers.direct_conninfo(), broker->bootstrap(), kTopic,
@@ -569,18 +605,22 @@ int Main(int argc, char** argv) {
   for (int f = 0; f < o.faults; ++f) {
     wait(random_ms(800, 2500));
     publishers.EnsurePrimary();
+    // The shard whose publisher a publisher fault hits.
+    int shard = std::uniform_int_distribution<int>(0, o.shards - 1)(rng);
     std::string kind =
         f < static_cast<int>(kinds.size())
             ? kinds[f]
             : kinds[std::uniform_int_distribution<size_t>(0, kinds.size() - 1)(rng)];
-    Say(absl::StrCat("fault ", f + 1, "/", o.faults, ": ", kind, " (written ",
-                     writer.written(), ", delivered ", verifier.distinct(), ")"));
+    Say(absl::StrCat("fault ", f + 1, "/", o.faults, ": ", kind,
+                     o.shards > 1 ? absl::StrCat(" (shard ", shard + 1, ")") : "",
+                     " (written ", writer.written(), ", delivered ", verifier.distinct(),
+                     ")"));
     bool killed = false;
     if (kind == "kill-9") {
-      publishers.KillPrimary(SIGKILL);
+      publishers.KillPrimary(SIGKILL, shard);
       killed = true;
     } else if (kind == "sigterm") {
-      publishers.KillPrimary(SIGTERM);
+      publishers.KillPrimary(SIGTERM, shard);
     } else if (kind == "pg-restart") {
       if (!servers.primary().Restart("fast").ok()) Die("PostgreSQL did not restart");
     } else if (kind == "failover") {
@@ -600,9 +640,9 @@ int Main(int argc, char** argv) {
           "SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE "
           "slot_type = 'logical'");
     } else if (kind == "second-publisher") {
-      publishers.StartStandby();
+      publishers.StartStandby(shard);
       wait(absl::Seconds(2));
-      publishers.FailOver();
+      publishers.FailOver(shard);
       killed = true;
     } else {
       ChaosBroker::Injection done = broker->Inject(kind, rng, wait);
@@ -614,7 +654,7 @@ int Main(int argc, char** argv) {
       // Whatever the fault made the publisher confirm, a kill -9 now makes final.
       wait(random_ms(300, 1500));
       Say("  then kill-9");
-      publishers.KillPrimary(SIGKILL);
+      publishers.KillPrimary(SIGKILL, shard);
       ++injected["kill-9 after a fault"];
     }
     publishers.EnsurePrimary();
@@ -630,9 +670,10 @@ int Main(int argc, char** argv) {
   bool caught_up = WaitFor(
       [&] {
         publishers.EnsurePrimary();
+        // Every shard's slot (the slowest one).
         auto v = pg->Value(
-            "SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_type = "
-            "'logical'");
+            "SELECT min(confirmed_flush_lsn)::text FROM pg_replication_slots WHERE "
+            "slot_type = 'logical'");
         return v.ok() && *cdc::Lsn::Parse(*v) >= end;
       },
       absl::Minutes(5));
@@ -728,8 +769,12 @@ int Main(int argc, char** argv) {
   }
   Say(absl::StrCat("per-key order violations: ", key_violations));
   for (const std::string& e : key_examples) Say("  " + e);
-  Say(absl::StrCat("per-partition order violations: ", partition_violations));
-  for (const std::string& e : partition_examples) Say("  " + e);
+  // Shards publish independently into the same partitions: order holds per key
+  // (each key lives in one shard), not across the keys of a partition.
+  Say(absl::StrCat("per-partition order violations: ", partition_violations,
+                   o.shards > 1 ? " (not a fault with shards: order is per key)" : ""));
+  if (o.shards == 1)
+    for (const std::string& e : partition_examples) Say("  " + e);
   Say(absl::StrCat(
       "unproven deliveries (implicit acks) seen by the publisher: ",
       CountInLogs(log_dir, "without proof of storage"),
@@ -744,8 +789,8 @@ int Main(int argc, char** argv) {
 
   bool ok = lost.empty() && split == 0 && early.empty() && key_violations == 0 &&
             (!o.exactly_once || !broker->writes_markers() || duplicates == 0) &&
-            partition_violations == 0 && caught_up && total_faults >= o.faults &&
-            verifier.undecodable() == 0 &&
+            (partition_violations == 0 || o.shards > 1) && caught_up &&
+            total_faults >= o.faults && verifier.undecodable() == 0 &&
             static_cast<int64_t>(committed.size()) >= o.rows &&
             publishers.unexpected_exits().empty() && !samples.empty();
   std::cout << (ok ? "1 passed, 0 failed" : "0 passed, 1 failed") << std::endl;

@@ -103,3 +103,30 @@ TEST_F(CatalogVerdictsTest, UnknownRetainedWalIsNotJudged) {
 
 }  // namespace
 }  // namespace publisher
+
+namespace publisher {
+namespace {
+
+// A shard's publication filters its rows (--shard); an unsharded one filters none.
+TEST(CatalogVerdictsShardTest, AFilterIsAShardsAndNoOneElses) {
+  CatalogFindings f;
+  cdc::TableFacts t;
+  t.schema = "public";
+  t.table = "outbox";
+  t.exists = true;
+  f.tables = {t};
+  f.publication = {"pub", true, true, {"public.outbox"}, {"hashtext(aggregate_id) > 0"}};
+  CatalogVerdicts shard("app", 1000, "\"pub\"", {"public.outbox"},
+                        {"\"public\".\"outbox\""}, "'slot'", "the shard's filter");
+  EXPECT_TRUE(shard.Judge(f).fatal.ok()) << shard.Judge(f).fatal;
+  CatalogVerdicts unsharded("app", 1000, "\"pub\"", {"public.outbox"},
+                            {"\"public\".\"outbox\""}, "'slot'");
+  EXPECT_THAT(unsharded.Judge(f).fatal.message(),
+              ::testing::HasSubstr("would never be published"));
+  f.publication.row_filters = {""};
+  EXPECT_THAT(shard.Judge(f).fatal.message(),
+              ::testing::HasSubstr("not only this shard's keys"));
+}
+
+}  // namespace
+}  // namespace publisher
