@@ -40,6 +40,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -277,13 +278,31 @@ class Versus {
   // The broker side alone on this broker (ProducingAloneLatency): into a topic of
   // the broker's default partition count (4), as the publisher's auto-created one,
   // after the same unmeasured warm-up.
-  Latency ProducingAlone(int rate, absl::Duration duration) {
+  // With `beside_postgres`, PostgreSQL commits the same single-row transactions
+  // at the same rate meanwhile (no slot, no publisher): on a machine this small,
+  // the database's own work moves the broker's tail too.
+  Latency ProducingAlone(int rate, absl::Duration duration,
+                         bool beside_postgres = false) {
     std::string topic = absl::StrCat("v", ++runs_, ".alone");
     if (absl::Status s = kafka_->CreateTopic(topic, 4, 1); !s.ok())
       Die("create topic: " + s.ToString());
     auto consumer = Must(Consumer::Start(kafka_->bootstrap(), {topic}), "consumer");
-    return ProducingAloneLatency(kafka_->bootstrap(), topic, *consumer, rate, duration,
-                                 warm_up_);
+    std::unique_ptr<PgCluster> pg;
+    std::thread writer;
+    if (beside_postgres) {
+      pg = Must(PgCluster::Start(), "start PostgreSQL");
+      auto sql = Must(pg->Connect(), "connect");
+      Must(sql->Exec(OutboxSchema()), "schema");
+      PrepareInsert(*sql);
+      absl::Duration span = warm_up_ + duration + absl::Seconds(2);
+      writer = std::thread([sql = std::move(sql), rate, span]() mutable {
+        WarmUpSteady(*sql, rate, span);
+      });
+    }
+    Latency l = ProducingAloneLatency(kafka_->bootstrap(), topic, *consumer, rate,
+                                      duration, warm_up_);
+    if (writer.joinable()) writer.join();
+    return l;
   }
 
   bool quick() const { return quick_; }
@@ -410,8 +429,8 @@ std::string BacklogReport(const std::vector<BacklogResult>& backlogs) {
 }
 
 // Debezium's steady state is left out when `theirs` is null (--steady-only).
-std::string SteadyReport(const Latency& ours, const Latency& alone, const Latency* theirs,
-                         int rate) {
+std::string SteadyReport(const Latency& ours, const Latency& alone, const Latency& beside,
+                         const Latency* theirs, int rate) {
   std::ostringstream out;
   auto line = [&](const char* who, const Latency& l) {
     out << absl::StrFormat(
@@ -434,6 +453,12 @@ std::string SteadyReport(const Latency& ours, const Latency& alone, const Latenc
       "produce-to-consumer latency p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
       rate, absl::ToDoubleMilliseconds(alone.p50), absl::ToDoubleMilliseconds(alone.p99),
       absl::ToDoubleMilliseconds(alone.max));
+  out << absl::StrFormat(
+      "\nThe broker side alone while PostgreSQL commits the same %d single-row "
+      "transactions/s beside it (no slot, no publisher): p50 %.1f ms, p99 %.1f ms, max "
+      "%.1f ms\n",
+      rate, absl::ToDoubleMilliseconds(beside.p50),
+      absl::ToDoubleMilliseconds(beside.p99), absl::ToDoubleMilliseconds(beside.max));
   if (theirs != nullptr) line("Debezium", *theirs);
   return out.str();
 }
@@ -470,9 +495,10 @@ int Main(int argc, char** argv) {
   for (int rate : rates) {
     Latency ours = versus.Steady(false, rate, steady_for);
     Latency alone = versus.ProducingAlone(rate, steady_for);
+    Latency beside = versus.ProducingAlone(rate, steady_for, /*beside_postgres=*/true);
     std::optional<Latency> theirs;
     if (!steady_only) theirs = versus.Steady(true, rate, steady_for);
-    report += SteadyReport(ours, alone, theirs ? &*theirs : nullptr, rate);
+    report += SteadyReport(ours, alone, beside, theirs ? &*theirs : nullptr, rate);
   }
   Emit(report, markdown);
   return 0;
