@@ -59,7 +59,10 @@ if [ "$quick" = false ]; then
     echo "every shard's slot is confirmed to the backlog's end. Each walsender's CPU is"
     echo "read from /proc while it runs: every one decodes the whole WAL, whatever its"
     echo "filter keeps, so \"primary's decoding CPU\" is what N shards cost"
-    echo "PostgreSQL against one publisher. docs/operations.md says when to shard."
+    echo "PostgreSQL against one publisher. On a machine whose cores the database,"
+    echo "the walsenders and the publishers already share, more shards only add"
+    echo "decoding: read the total rows/s against the walsenders' CPU, and"
+    echo "docs/operations.md for when sharding pays."
     echo
     cat "$out"
     echo
@@ -97,6 +100,10 @@ if [ "$quick" = false ]; then
     echo "the first transaction, about half a second), as on any cluster that has used"
     echo "transactions. The exactly-once / at-least-once line divides the medians; its"
     echo "range divides the lowest by the highest and the highest by the lowest."
+    echo "Each steady state has two broker floors: producing alone, and producing"
+    echo "alone while PostgreSQL commits the same transactions beside it (no slot, no"
+    echo "publisher), since on a small machine the database's own work moves the"
+    echo "broker's tail too."
     echo
     cat "$versus"
     echo
