@@ -665,11 +665,10 @@ class Bench {
 std::string SteadyLine(const char* mode, const Latency& steady, int steady_rate) {
   return absl::StrFormat(
       "\nSteady state, %s: %d single-row transactions/s asked, %.0f/s achieved, %d "
-      "rows; commit-to-consumer latency p50 %.1f ms, p99 %.1f ms, max %.1f ms; the "
+      "rows; commit-to-consumer latency %s; the "
       "publisher's commit-to-acknowledgement (its /metrics histogram) p50 ~%.1f ms, "
       "p99 ~%.1f ms\n",
-      mode, steady_rate, steady.rate, steady.rows, absl::ToDoubleMilliseconds(steady.p50),
-      absl::ToDoubleMilliseconds(steady.p99), absl::ToDoubleMilliseconds(steady.max),
+      mode, steady_rate, steady.rate, steady.rows, LatencyFigures(steady),
       steady.ack_p50_ms, steady.ack_p99_ms);
 }
 
@@ -747,9 +746,8 @@ std::string Table(const std::vector<Result>& results, const Latency& steady,
     out << absl::StrFormat(
         "\nThe broker side alone (bench-sink-floor producing %d records/s with the "
         "publisher's producer settings into mock-kafka, the same consumer): "
-        "produce-to-consumer latency p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
-        steady_rate, absl::ToDoubleMilliseconds(alone.p50),
-        absl::ToDoubleMilliseconds(alone.p99), absl::ToDoubleMilliseconds(alone.max));
+        "produce-to-consumer latency %s\n",
+        steady_rate, LatencyFigures(alone));
   }
   if (steady_eo.rows > 0) {
     out << SteadyLine(

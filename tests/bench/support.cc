@@ -113,6 +113,12 @@ void WarmUpSteady(testing_harness::PgSession& sql, int rate, absl::Duration warm
   InsertPaced(sql, rate, warm_up, "w");
 }
 
+std::string LatencyFigures(const Latency& l) {
+  return absl::StrFormat(
+      "p50 %.1f ms, p99 %.1f ms, max %.1f ms", absl::ToDoubleMilliseconds(l.p50),
+      absl::ToDoubleMilliseconds(l.p99), absl::ToDoubleMilliseconds(l.max));
+}
+
 Latency MeasureSteady(testing_harness::PgSession& sql,
                       testing_harness::Consumer& consumer, int rate,
                       absl::Duration duration) {

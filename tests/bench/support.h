@@ -49,6 +49,9 @@ struct Latency {
   double ack_p50_ms = 0, ack_p99_ms = 0;
 };
 
+// "p50 X ms, p99 Y ms, max Z ms", as the reports print a latency.
+std::string LatencyFigures(const Latency& l);
+
 // The steady state's traffic for `warm_up`, unmeasured: single-row transactions
 // ins('w0'), ins('w1'), ... at `rate` per second on `sql` (PrepareInsert done). A
 // JVM compiles its hot paths in its first seconds of load.

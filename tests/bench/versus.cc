@@ -436,9 +436,8 @@ std::string SteadyReport(const Latency& ours, const Latency& alone, const Latenc
     out << absl::StrFormat(
         "\nSteady state, %s: %d single-row transactions/s asked, %.0f/s achieved, %d "
         "rows; "
-        "commit-to-consumer latency p50 %.1f ms, p99 %.1f ms, max %.1f ms",
-        who, rate, l.rate, l.rows, absl::ToDoubleMilliseconds(l.p50),
-        absl::ToDoubleMilliseconds(l.p99), absl::ToDoubleMilliseconds(l.max));
+        "commit-to-consumer latency %s",
+        who, rate, l.rate, l.rows, LatencyFigures(l));
     if (l.ack_p99_ms > 0) {
       out << absl::StrFormat(
           "; its own commit-to-acknowledgement (/metrics) p50 ~%.1f ms, p99 ~%.1f ms",
@@ -450,15 +449,12 @@ std::string SteadyReport(const Latency& ours, const Latency& alone, const Latenc
   out << absl::StrFormat(
       "\nThe broker side alone (bench-sink-floor producing %d records/s with the "
       "publisher's producer settings into this broker, the same consumer): "
-      "produce-to-consumer latency p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
-      rate, absl::ToDoubleMilliseconds(alone.p50), absl::ToDoubleMilliseconds(alone.p99),
-      absl::ToDoubleMilliseconds(alone.max));
+      "produce-to-consumer latency %s\n",
+      rate, LatencyFigures(alone));
   out << absl::StrFormat(
       "\nThe broker side alone while PostgreSQL commits the same %d single-row "
-      "transactions/s beside it (no slot, no publisher): p50 %.1f ms, p99 %.1f ms, max "
-      "%.1f ms\n",
-      rate, absl::ToDoubleMilliseconds(beside.p50),
-      absl::ToDoubleMilliseconds(beside.p99), absl::ToDoubleMilliseconds(beside.max));
+      "transactions/s beside it (no slot, no publisher): %s\n",
+      rate, LatencyFigures(beside));
   if (theirs != nullptr) line("Debezium", *theirs);
   return out.str();
 }
