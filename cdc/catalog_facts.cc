@@ -135,6 +135,7 @@ absl::Status CheckSlot(const SlotFacts& facts, absl::string_view literal_slot,
 
 namespace {
 constexpr char kGapPayload[] = "type.googleapis.com/outbox.publisher.SlotGap";
+constexpr char kInUsePayload[] = "type.googleapis.com/outbox.publisher.SlotInUse";
 }  // namespace
 
 absl::Status SlotGapError(absl::string_view message) {
@@ -145,6 +146,16 @@ absl::Status SlotGapError(absl::string_view message) {
 
 bool IsSlotGap(const absl::Status& status) {
   return status.GetPayload(kGapPayload).has_value();
+}
+
+absl::Status SlotInUseError(absl::string_view message) {
+  absl::Status s = absl::UnavailableError(message);
+  s.SetPayload(kInUsePayload, absl::Cord("in use"));
+  return s;
+}
+
+bool IsSlotInUse(const absl::Status& status) {
+  return absl::IsUnavailable(status) && status.GetPayload(kInUsePayload).has_value();
 }
 
 std::string SlotGapWaysOut(bool table_less) {

@@ -116,6 +116,13 @@ absl::Status CheckSlot(const SlotFacts& facts, absl::string_view literal_slot,
 absl::Status SlotGapError(absl::string_view message);
 bool IsSlotGap(const absl::Status& status);
 
+// Another connection streams the slot (SQLSTATE 55006 from START_REPLICATION, or
+// an active_pid in pg_replication_slots): the other half of a hot-standby pair.
+// A kUnavailable that IsSlotInUse tells apart by its payload, never by the
+// server's words, which follow its lc_messages.
+absl::Status SlotInUseError(absl::string_view message);
+bool IsSlotInUse(const absl::Status& status);
+
 // The ways out of a gap, for its message: --on-slot-gap=republish or skip, and
 // with `table_less` why events without a table cannot be re-published.
 std::string SlotGapWaysOut(bool table_less);

@@ -15,12 +15,15 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "cdc/catalog_facts.h"
 #include "cdc/pg_time.h"
 #include "cdc/postgres/catalog.h"
 #include "common/status_macros.h"
 
 namespace cdc {
 namespace {
+
+constexpr char kObjectInUse[] = "55006";
 
 // Server errors that end a stream or refuse to start one but may pass on their own:
 // connection exceptions (08), operator intervention such as a shutdown or
@@ -29,7 +32,7 @@ namespace {
 bool IsTransientServerError(absl::string_view sqlstate) {
   return sqlstate.empty() || absl::StartsWith(sqlstate, "08") ||
          absl::StartsWith(sqlstate, "57") || absl::StartsWith(sqlstate, "53") ||
-         sqlstate == "55006";
+         sqlstate == kObjectInUse;
 }
 
 }  // namespace
@@ -125,8 +128,11 @@ absl::Status ReplicationStream::Start(const StartOptions& options) {
     std::string message =
         absl::StrCat("START_REPLICATION failed: ",
                      outbox::TrimmedPgMessage(PQresultErrorMessage(r.get())));
-    if (PQstatus(conn_) != CONNECTION_OK ||
-        IsTransientServerError(outbox::ResultSqlState(r.get()))) {
+    std::string state = outbox::ResultSqlState(r.get());
+    // 55006 (object_in_use): another connection streams the slot. Told by the
+    // code, never by the words, which follow the server's lc_messages.
+    if (state == kObjectInUse) return SlotInUseError(message);
+    if (PQstatus(conn_) != CONNECTION_OK || IsTransientServerError(state)) {
       return absl::UnavailableError(message);
     }
     return absl::FailedPreconditionError(message);

@@ -29,11 +29,24 @@ absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(
   http.Get("/metrics", [&serve](const httplib::Request&, httplib::Response& res) {
     res.set_content(serve.metrics(), "text/plain; version=0.0.4; charset=utf-8");
   });
-  http.Get("/healthz", [&serve](const httplib::Request&, httplib::Response& res) {
+  auto health = [&serve]() -> std::pair<bool, std::string> {
     std::string reason = serve.unhealthy_reason();
-    res.status = reason.empty() ? 200 : 503;
-    res.set_content((reason.empty() ? std::string("ok") : reason) + "\n",
-                    "text/plain; charset=utf-8");
+    if (reason.empty()) return {true, "ok"};
+    return {false, reason};
+  };
+  auto answer = [](httplib::Response& res, std::pair<bool, std::string> verdict) {
+    res.status = verdict.first ? 200 : 503;
+    res.set_content(verdict.second + "\n", "text/plain; charset=utf-8");
+  };
+  http.Get("/healthz", [health, answer](const httplib::Request&, httplib::Response& res) {
+    answer(res, health());
+  });
+  http.Get("/readyz",
+           [&serve, health, answer](const httplib::Request&, httplib::Response& res) {
+             answer(res, serve.readiness ? serve.readiness() : health());
+           });
+  http.Get("/livez", [answer](const httplib::Request&, httplib::Response& res) {
+    answer(res, {true, "ok"});
   });
   if (!http.bind_to_port(address, port)) {
     return absl::FailedPreconditionError(absl::StrCat(

@@ -1,8 +1,11 @@
 // MetricsServer: the HTTP shell (cpp-httplib) both programs serve their numbers
 // through, on a thread of its own:
 //   GET /metrics  Prometheus text exposition format 0.0.4
-//   GET /healthz  200 "ok", or 503 with a one-line reason
-// It only calls the two functions it is given, which must be safe to call from its
+//   GET /healthz  200 "ok", or 503 with a one-line reason: doing the work now
+//   GET /readyz   200 with a one-line state, or 503 with why not: able to do its
+//                 share (for the publisher, a healthy standby is ready too)
+//   GET /livez    200 "ok" while the process serves: nothing a restart would cure
+// It only calls the functions it is given, which must be safe to call from its
 // thread (the publisher's Metrics and the consumer's take their own locks).
 #ifndef COMMON_HTTP_METRICS_SERVER_H_
 #define COMMON_HTTP_METRICS_SERVER_H_
@@ -11,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "absl/status/statusor.h"
 
@@ -24,6 +28,8 @@ struct MetricsEndpoints {
   std::function<std::string()> metrics;  // The /metrics page.
   // /healthz: "" when healthy, else why not.
   std::function<std::string()> unhealthy_reason;
+  // /readyz: {ready, the line to answer}. When empty, /readyz answers as /healthz.
+  std::function<std::pair<bool, std::string>()> readiness;
 };
 
 class MetricsServer {

@@ -184,7 +184,8 @@ int main(int argc, char** argv) {
     auto started = outbox::MetricsServer::Start(
         f.metrics_address, f.metrics_port,
         {[&metrics] { return metrics.RenderPrometheus(absl::Now()); },
-         [&metrics] { return metrics.UnhealthyReason(absl::Now()); }});
+         [&metrics] { return metrics.UnhealthyReason(absl::Now()); },
+         nullptr});  // /readyz answers as /healthz: every member of a group works.
     if (!started.ok()) return Fail(log, started.status(), "cannot serve /metrics");
     server = std::move(*started);
   }

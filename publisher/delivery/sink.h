@@ -97,6 +97,11 @@ class SinkFactory {
  public:
   virtual ~SinkFactory() = default;
   [[nodiscard]] virtual absl::StatusOr<std::unique_ptr<Sink>> Create(bool first) = 0;
+  // While standing by (another instance streams the slot): whether the brokers
+  // answer, without a producer that could fence the active instance. kUnavailable
+  // when none answers. May keep a client between calls until ReleaseProbe.
+  [[nodiscard]] virtual absl::Status ProbeBrokers() { return absl::OkStatus(); }
+  virtual void ReleaseProbe() {}
 };
 
 }  // namespace publisher

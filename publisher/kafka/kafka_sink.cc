@@ -245,6 +245,10 @@ void KafkaSink::OnError(rd_kafka_t* rk, int err, const char* reason, void* opaqu
   ReportLibrdkafkaError(rk, err, reason, self->logger_, self->metrics_);
 }
 
+namespace {
+constexpr absl::Duration kProbeTimeout = absl::Seconds(5);
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<Sink>> KafkaSinkFactory::Create(bool first) {
   absl::StatusOr<std::unique_ptr<KafkaSink>> sink = KafkaSink::Create(options_, log_);
   if (!sink.ok()) return sink.status();
@@ -260,6 +264,16 @@ absl::StatusOr<std::unique_ptr<Sink>> KafkaSinkFactory::Create(bool first) {
     }
   }
   return std::unique_ptr<Sink>(std::move(*sink));
+}
+
+absl::Status KafkaSinkFactory::ProbeBrokers() {
+  if (probe_ == nullptr) {
+    absl::StatusOr<std::unique_ptr<KafkaSink>> sink = KafkaSink::Create(options_, log_);
+    if (!sink.ok()) return sink.status();
+    probe_ = std::move(*sink);
+  }
+  // Shorter than the standby's whole cycle allows (health.h, kStandbyStale).
+  return probe_->CheckReachable(kProbeTimeout);
 }
 
 }  // namespace publisher

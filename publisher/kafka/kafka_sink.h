@@ -98,11 +98,15 @@ class KafkaSinkFactory : public SinkFactory {
   KafkaSinkFactory(KafkaOptions options, outbox::Logger& log, Metrics* metrics = nullptr)
       : options_(std::move(options)), log_(log), metrics_(metrics) {}
   absl::StatusOr<std::unique_ptr<Sink>> Create(bool first) override;
+  // A plain producer of its own asks for metadata (it joins no transaction).
+  absl::Status ProbeBrokers() override;
+  void ReleaseProbe() override { probe_.reset(); }
 
  private:
   KafkaOptions options_;
   outbox::Logger& log_;
   Metrics* metrics_;
+  std::unique_ptr<KafkaSink> probe_;
 };
 
 }  // namespace publisher

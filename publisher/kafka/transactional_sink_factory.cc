@@ -59,7 +59,7 @@ absl::StatusOr<std::unique_ptr<Sink>> TransactionalSinkFactory::Create(bool firs
     // held (null here): initializing it fences every other instance of the id, so
     // a standby must not.
     absl::StatusOr<std::unique_ptr<Sink>> probe =
-        KafkaSinkFactory(options_.kafka, log_, metrics_).Create(true);
+        plain_.Create(true);
     if (!probe.ok()) return probe.status();
     absl::StatusOr<std::optional<Checkpoint>> latest = ReadLatest(options_, log_);
     if (!latest.ok()) return latest.status();

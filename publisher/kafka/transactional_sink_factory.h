@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "publisher/delivery/sink.h"
 #include "publisher/kafka/kafka_options.h"
+#include "publisher/kafka/kafka_sink.h"
 #include "publisher/operations/metrics.h"
 
 namespace publisher {
@@ -22,16 +23,23 @@ class TransactionalSinkFactory : public SinkFactory {
   // transactions; it must outlive the factory.
   TransactionalSinkFactory(ExactlyOnceOptions options, outbox::Logger& log,
                            Metrics* metrics = nullptr)
-      : options_(std::move(options)), log_(log), metrics_(metrics) {}
+      : options_(std::move(options)),
+        log_(log),
+        metrics_(metrics),
+        plain_(options_.kafka, log, metrics) {}
   // kUnavailable while the brokers do not answer (the supervisor retries a rewind's);
   // kFailedPrecondition when fenced or the checkpoint topic is missing and may not be
   // created; kDataLoss when the latest checkpoint cannot be read.
   absl::StatusOr<std::unique_ptr<Sink>> Create(bool first) override;
+  // Through a plain producer: a transactional one would fence the active instance.
+  absl::Status ProbeBrokers() override { return plain_.ProbeBrokers(); }
+  void ReleaseProbe() override { plain_.ReleaseProbe(); }
 
  private:
   ExactlyOnceOptions options_;
   outbox::Logger& log_;
   Metrics* metrics_;
+  KafkaSinkFactory plain_;  // Start-up's broker check and the standby's probe.
 };
 
 }  // namespace publisher

@@ -44,4 +44,20 @@ HealthVerdict JudgeHealth(const HealthInputs& in, absl::Time now, absl::Duration
   return {true, "ok"};
 }
 
+HealthVerdict JudgeReadiness(const HealthInputs& in, const StandbyInputs& standby,
+                             absl::Time now, absl::Duration stall) {
+  if (in.streaming || !standby.standing_by) return JudgeHealth(in, now, stall);
+  if (!standby.problem.empty()) {
+    return {false, absl::StrCat("standing by, but could not take over: ", standby.problem)};
+  }
+  if (now - standby.checked >= kStandbyStale) {
+    return {false,
+            absl::StrCat("standing by, but the slot was last looked at ",
+                         absl::FormatDuration(
+                             absl::Trunc(now - standby.checked, absl::Seconds(1))),
+                         " ago")};
+  }
+  return {true, "standing by: another publisher holds the slot; ready to take over"};
+}
+
 }  // namespace publisher

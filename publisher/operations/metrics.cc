@@ -23,7 +23,10 @@ void Family(std::string* out, absl::string_view name, absl::string_view type,
 void Metrics::PublishRelay(const RelaySnapshot& snapshot) {
   std::lock_guard<std::mutex> lock(mu_);
   relay_ = snapshot;
-  if (snapshot.streaming) not_streaming_reason_.clear();
+  if (snapshot.streaming) {
+    not_streaming_reason_.clear();
+    standby_ = {};
+  }
 }
 
 void Metrics::CountReconnect() {
@@ -39,6 +42,13 @@ void Metrics::CountKafkaTransaction(bool committed) {
 void Metrics::SetNotStreamingReason(std::string reason) {
   std::lock_guard<std::mutex> lock(mu_);
   not_streaming_reason_ = std::move(reason);
+  standby_ = {};
+}
+
+void Metrics::SetStandingBy(std::string problem, absl::Time at) {
+  std::lock_guard<std::mutex> lock(mu_);
+  not_streaming_reason_ = "standing by: another publisher holds the slot";
+  standby_ = {true, std::move(problem), at};
 }
 
 void Metrics::SetMaxRetainedWal(int64_t bytes) {
@@ -67,11 +77,23 @@ void Metrics::ReportKafkaError(std::string error, absl::Time at) {
   kafka_error_at_ = at;
 }
 
+HealthVerdict Metrics::Readiness(absl::Time now) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return ReadinessLocked(now);
+}
+
+HealthInputs Metrics::HealthInputsLocked() const {
+  return {relay_.streaming,          not_streaming_reason_, relay_.in_flight_messages,
+          relay_.oldest_unacked,     relay_.stats.last_ack, relay_.last_heard,
+          relay_.replication_timeout, kafka_error_,         kafka_error_at_};
+}
+
 HealthVerdict Metrics::HealthLocked(absl::Time now) const {
-  return JudgeHealth({relay_.streaming, not_streaming_reason_, relay_.in_flight_messages,
-                      relay_.oldest_unacked, relay_.stats.last_ack, relay_.last_heard,
-                      relay_.replication_timeout, kafka_error_, kafka_error_at_},
-                     now);
+  return JudgeHealth(HealthInputsLocked(), now);
+}
+
+HealthVerdict Metrics::ReadinessLocked(absl::Time now) const {
+  return JudgeReadiness(HealthInputsLocked(), standby_, now);
 }
 
 std::string Metrics::RenderPrometheus(absl::Time now) const {
@@ -91,6 +113,14 @@ std::string Metrics::RenderPrometheus(absl::Time now) const {
   Family(&out, "streaming", "gauge", "1 while a replication session streams",
          snap.streaming);
   Family(&out, "up", "gauge", "1 while /healthz would answer 200", HealthLocked(now).ok);
+  Family(&out, "active", "gauge",
+         "1 while this instance holds the slot and streams (the active one of a pair)",
+         snap.streaming);
+  Family(&out, "standing_by", "gauge",
+         "1 while another instance streams the slot and this one stands by",
+         standby_.standing_by && !snap.streaming);
+  Family(&out, "ready", "gauge", "1 while /readyz would answer 200",
+         ReadinessLocked(now).ok);
   Family(&out, "rows_seen_total", "counter",
          "outbox INSERTs received from the WAL (again after a rewind)", r.rows_seen);
   Family(&out, "rows_skipped_total", "counter",

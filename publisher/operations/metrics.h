@@ -40,6 +40,7 @@ class Metrics : public RelayMonitor, public KafkaTransactionCounter {
   void PublishRelay(const RelaySnapshot& snapshot) override;
   void CountReconnect() override;
   void SetNotStreamingReason(std::string reason) override;
+  void SetStandingBy(std::string problem, absl::Time at) override;
   void CountKafkaTransaction(bool committed) override;
   void SetSlotRetainedBytes(std::optional<int64_t> bytes);
   // --max-retained-wal, so an alert can compare the slot's WAL with it.
@@ -49,11 +50,15 @@ class Metrics : public RelayMonitor, public KafkaTransactionCounter {
   void ReportKafkaError(std::string error, absl::Time at);
 
   std::string RenderPrometheus(absl::Time now) const;
-  HealthVerdict Health(absl::Time now) const;
+  HealthVerdict Health(absl::Time now) const;     // /healthz: active and streaming.
+  HealthVerdict Readiness(absl::Time now) const;  // /readyz: active, or a ready standby.
   RelaySnapshot relay() const;
 
  private:
-  HealthVerdict HealthLocked(absl::Time now) const;  // With mu_ held.
+  // With mu_ held.
+  HealthInputs HealthInputsLocked() const;
+  HealthVerdict HealthLocked(absl::Time now) const;
+  HealthVerdict ReadinessLocked(absl::Time now) const;
 
   mutable std::mutex mu_;
   std::vector<std::pair<std::string, std::string>> info_;
@@ -61,6 +66,7 @@ class Metrics : public RelayMonitor, public KafkaTransactionCounter {
   uint64_t reconnects_ = 0;
   uint64_t kafka_committed_ = 0, kafka_aborted_ = 0;
   std::string not_streaming_reason_ = "starting";
+  StandbyInputs standby_;
   std::optional<int64_t> slot_retained_bytes_;
   std::optional<int64_t> max_retained_wal_;
   std::string kafka_error_;

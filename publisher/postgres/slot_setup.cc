@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "cdc/catalog_facts.h"
 #include "cdc/postgres/catalog.h"
 #include "common/status_macros.h"
 #include "publisher/mapping/mapper.h"
@@ -33,6 +34,16 @@ class SlotSetup {
   absl::Status Run() {
     const std::string& slot = options_.source.slot;
     RETURN_IF_ERROR(cdc::ValidateSlotName(slot));
+    ASSIGN_OR_RETURN(cdc::SlotFacts facts, cdc::ReadSlotFacts(sql_, slot));
+    // Another connection streams the slot (the other half of a pair): look, do not
+    // ask for the stream, whose refusal is an ERROR line in the server's log every
+    // few seconds. START_REPLICATION still answers 55006 if it is taken meanwhile.
+    if (facts.exists && facts.active_pid) {
+      return cdc::SlotInUseError(absl::StrCat("replication slot \"", slot,
+                                              "\" is streamed by another connection "
+                                              "(walsender PID ",
+                                              *facts.active_pid, ")"));
+    }
     SlotRecord record;
     if (records_) {
       // Without the table the publisher runs as it did before it had one (a role
@@ -48,7 +59,6 @@ class SlotSetup {
     if (records_) {
       ASSIGN_OR_RETURN(record, records_->Read());
     }
-    ASSIGN_OR_RETURN(cdc::SlotFacts facts, cdc::ReadSlotFacts(sql_, slot));
     SlotPlanInputs in;
     in.literal_slot = sql_.Literal(slot);
     in.database = database_;

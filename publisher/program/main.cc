@@ -93,10 +93,14 @@ int Main(int argc, char** argv) {
              [&metrics] {
                HealthVerdict v = metrics.Health(absl::Now());
                return v.ok ? std::string() : v.reason;
+             },
+             [&metrics] {
+               HealthVerdict v = metrics.Readiness(absl::Now());
+               return std::make_pair(v.ok, v.reason);
              }});
     if (!s.ok()) return Fail(log, kExitConfig, "cannot start", s.status());
     server = std::move(*s);
-    log.Info("serving /metrics and /healthz", {{"address", config->metrics_address},
+    log.Info("serving /metrics and /healthz (and /readyz, /livez)", {{"address", config->metrics_address},
                                                {"port", int64_t{config->metrics_port}}});
   }
 

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "absl/time/time.h"
 #include "publisher/relay/relay_stats.h"
 
 namespace publisher {
@@ -19,6 +20,10 @@ class RelayMonitor {
   virtual void CountReconnect() = 0;
   // Why the publisher is not streaming ("" once it streams again).
   virtual void SetNotStreamingReason(std::string reason) = 0;
+  // Standing by: another connection streams the slot. `problem` is what would keep
+  // this instance from taking over now ("" = nothing: PostgreSQL and the brokers
+  // answered), found at `at`. Until the next SetNotStreamingReason or stream.
+  virtual void SetStandingBy(std::string problem, absl::Time at) = 0;
 };
 
 }  // namespace publisher

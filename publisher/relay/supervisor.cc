@@ -1,9 +1,9 @@
 // Supervisor: the reconnect / standby / producer-recreation loop around the relay.
 #include "publisher/relay/supervisor.h"
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "cdc/catalog_facts.h"
 
 namespace publisher {
 
@@ -12,11 +12,6 @@ void InterruptibleSleep(absl::Duration d, const std::atomic<bool>& stop) {
   while (!stop.load() && absl::Now() < until) {
     absl::SleepFor(std::min(absl::Milliseconds(100), until - absl::Now()));
   }
-}
-
-bool IsSlotHeldElsewhere(const absl::Status& status) {
-  return absl::IsUnavailable(status) &&
-         absl::StrContains(status.message(), "is active for PID");
 }
 
 Supervisor::Supervisor(SupervisorOptions options, SessionSource& sessions,
@@ -35,20 +30,25 @@ SupervisorResult Supervisor::Run(const std::atomic<bool>& stop) {
   if (!sink.ok()) return {sink.status(), false};
   outbox::Backoff backoff(options_.backoff_initial, options_.backoff_max);
   bool started = false;
+  bool stood_by = false;  // Went through every check up to the slot.
   while (!stop.load()) {
     absl::StatusOr<Session> session = sessions_.Open();
     if (!session.ok()) {
       const absl::Status& s = session.status();
-      bool standby = IsSlotHeldElsewhere(s);
-      if (!absl::IsUnavailable(s) || (!started && !standby)) return {s, started};
-      absl::Duration wait = standby ? options_.standby_retry : backoff.Next();
-      WaitToRetry(standby ? "another publisher holds the slot; standing by to take over"
-                          : "cannot reach PostgreSQL; retrying",
-                  standby ? "standing by: another publisher holds the slot"
-                          : absl::StrCat("cannot reach PostgreSQL: ", s.message()),
-                  s, backoff.attempts(), wait, stop);
+      if (cdc::IsSlotInUse(s)) {
+        stood_by = true;
+        StandBy(s, stop);
+        continue;
+      }
+      EndStandBy(/*taking_over=*/false);
+      if (!absl::IsUnavailable(s) || (!started && !stood_by)) return {s, started};
+      absl::Duration wait = backoff.Next();
+      WaitToRetry("cannot reach PostgreSQL; retrying",
+                  absl::StrCat("cannot reach PostgreSQL: ", s.message()), s,
+                  backoff.attempts(), wait, stop);
       continue;
     }
+    EndStandBy(/*taking_over=*/true);
     if (*sink == nullptr) {
       // Made only now that this instance holds the slot: a transactional producer
       // fences every other instance of its id, so a standby must not make one.
@@ -93,6 +93,49 @@ SupervisorResult Supervisor::Run(const std::atomic<bool>& stop) {
     return {s, true};
   }
   return {absl::OkStatus(), started};
+}
+
+void Supervisor::StandBy(const absl::Status& cause, const std::atomic<bool>& stop) {
+  absl::Status brokers = sinks_.ProbeBrokers();
+  std::string problem =
+      brokers.ok() ? std::string()
+                   : absl::StrCat("the Kafka brokers do not answer: ", brokers.message());
+  absl::Time now = options_.now();
+  if (monitor_ != nullptr) monitor_->SetStandingBy(problem, now);
+  std::vector<outbox::Field> fields = {{"reason", std::string(cause.message())}};
+  if (!problem.empty()) fields.push_back({"problem", problem});
+  if (standing_by_since_ == absl::InfinitePast()) {
+    standing_by_since_ = now;
+    log_.Info("another publisher holds the slot; standing by to take over", fields);
+    standby_logged_ = now;
+  } else if (problem != standby_problem_) {
+    if (problem.empty()) {
+      log_.Info("standing by: the Kafka brokers answer again; ready to take over", fields);
+    } else {
+      log_.Warn("standing by, but could not take over: the Kafka brokers do not answer",
+                fields);
+    }
+    standby_logged_ = now;
+  } else if (now - standby_logged_ >= options_.standby_reminder) {
+    fields.push_back(
+        {"standing_by_s", absl::ToInt64Seconds(now - standing_by_since_)});
+    log_.Info("still standing by: another publisher holds the slot", fields);
+    standby_logged_ = now;
+  }
+  standby_problem_ = std::move(problem);
+  sleep_(options_.standby_retry, stop);
+}
+
+void Supervisor::EndStandBy(bool taking_over) {
+  if (standing_by_since_ == absl::InfinitePast()) return;
+  sinks_.ReleaseProbe();
+  if (taking_over) {
+    log_.Info(
+        "the slot is free: this standby takes over",
+        {{"stood_by_s", absl::ToInt64Seconds(options_.now() - standing_by_since_)}});
+  }
+  standing_by_since_ = absl::InfinitePast();
+  standby_problem_.clear();
 }
 
 void Supervisor::WaitToRetry(absl::string_view warning, const std::string& reason,

@@ -2,15 +2,20 @@
 // replication session, runs the relay on it, and when the session ends:
 //   - the connection was lost (server restart, pg_terminate_backend, network):
 //     reconnect with capped exponential backoff and jitter, resume from the slot;
-//   - another connection holds the slot ("is active for PID"): wait and retry, so
-//     two publishers on one slot form a hot-standby pair;
+//   - another connection streams the slot (cdc::IsSlotInUse): stand by and look
+//     again every few seconds, so two publishers on one slot form a hot-standby
+//     pair. Each look also asks whether the brokers answer, so the monitor can
+//     say whether this standby could take over (/readyz). Standing by is logged
+//     once when it begins, then as a reminder every kStandbyReminder;
+//     the metrics carry the state in between;
 //   - the producer session must end (it failed fatally, or a delivery failed or
 //     was not proven stored): recreate it and rewind to the slot (the new
 //     session re-reads everything unconfirmed: duplicates, never loss);
 //   - anything else (a halting permanent failure, a broken outbox table, a
 //     dropped publication): stop with that error.
-// Before the first session has started, only the standby case is retried: a bad
-// environment at start is the operator's to fix (exit 2).
+// Before the first session has started (or this instance stood by, which proves
+// the environment), only the standby case is retried: a bad environment at start
+// is the operator's to fix (exit 2).
 #ifndef PUBLISHER_RELAY_SUPERVISOR_H_
 #define PUBLISHER_RELAY_SUPERVISOR_H_
 
@@ -34,6 +39,9 @@ struct SupervisorOptions {
   absl::Duration backoff_initial = absl::Milliseconds(200);
   absl::Duration backoff_max = absl::Seconds(30);
   absl::Duration standby_retry = absl::Seconds(2);
+  // How often a standby says again that it stands by.
+  absl::Duration standby_reminder = absl::Minutes(5);
+  std::function<absl::Time()> now = absl::Now;
 };
 
 struct SupervisorResult {
@@ -62,6 +70,12 @@ class Supervisor {
   void WaitToRetry(absl::string_view warning, const std::string& reason,
                    const absl::Status& cause, int attempt, absl::Duration wait,
                    const std::atomic<bool>& stop);
+  // Another connection streams the slot (`cause`): probe the brokers, tell the
+  // monitor, log what changed (or the reminder), wait standby_retry.
+  void StandBy(const absl::Status& cause, const std::atomic<bool>& stop);
+  // Standing by ends: a session holds the slot (`taking_over`, logged), or
+  // something else went wrong, which the caller reports.
+  void EndStandBy(bool taking_over);
 
   SupervisorOptions options_;
   SessionSource& sessions_;
@@ -70,13 +84,16 @@ class Supervisor {
   outbox::Logger& log_;
   Sleep sleep_;
   RelayMonitor* monitor_ = nullptr;
+  // Standing by since (InfinitePast when not), the last line said about it, and
+  // what kept it from taking over then ("" = nothing).
+  absl::Time standing_by_since_ = absl::InfinitePast();
+  absl::Time standby_logged_ = absl::InfinitePast();
+  std::string standby_problem_;
 };
 
 // Sleep in small steps, waking early when `stop` is set.
 void InterruptibleSleep(absl::Duration d, const std::atomic<bool>& stop);
 
-// Whether `status` says another connection is streaming the slot.
-bool IsSlotHeldElsewhere(const absl::Status& status);
 
 }  // namespace publisher
 

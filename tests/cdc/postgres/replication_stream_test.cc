@@ -3,6 +3,8 @@
 // decoded stream of a script of transactions, compared exactly.
 #include "cdc/postgres/replication_stream.h"
 
+#include "cdc/catalog_facts.h"
+
 #include <string>
 #include <vector>
 
@@ -267,6 +269,7 @@ TEST_F(ReplicationStreamTest, SecondStreamOnAnActiveSlotIsRefused) {
   absl::Status s = second->Start(options);
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable)
       << "a hot standby waits and retries";
+  EXPECT_TRUE(IsSlotInUse(s)) << "told by SQLSTATE 55006: " << s;
   EXPECT_THAT(s.message(), HasSubstr("is active for PID"));
 }
 

@@ -1,5 +1,6 @@
 #include "publisher/operations/health.h"
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -87,6 +88,46 @@ TEST(HealthTest, ASilentReplicationConnectionIsUnhealthyOnceItPassesTheTimeout) 
   HealthVerdict v = JudgeHealth(in, kNow);
   EXPECT_FALSE(v.ok);
   EXPECT_THAT(v.reason, HasSubstr("silent for 1m1s (--replication-timeout 1m)"));
+}
+
+TEST(ReadinessTest, TheActiveOneIsReadyAsHealthzJudgesIt) {
+  HealthInputs in = In(true, "", 0, std::nullopt, std::nullopt);
+  EXPECT_TRUE(JudgeReadiness(in, StandbyInputs{}, kNow).ok);
+  HealthInputs stalled = In(true, "", 5, kNow - absl::Seconds(31), kNow - absl::Seconds(40));
+  HealthVerdict v = JudgeReadiness(stalled, StandbyInputs{}, kNow);
+  EXPECT_FALSE(v.ok);
+  EXPECT_EQ(v.reason, JudgeHealth(stalled, kNow).reason);
+}
+
+TEST(ReadinessTest, AStandbyThatLookedLatelyAndFoundNothingWrongIsReady) {
+  HealthInputs in = In(false, "standing by: another publisher holds the slot", 0,
+                       std::nullopt, std::nullopt);
+  HealthVerdict v = JudgeReadiness(in, {true, "", kNow - absl::Seconds(2)}, kNow);
+  EXPECT_TRUE(v.ok);
+  EXPECT_EQ(v.reason, "standing by: another publisher holds the slot; ready to take over");
+  EXPECT_FALSE(JudgeHealth(in, kNow).ok) << "/healthz still says: not the active one";
+}
+
+TEST(ReadinessTest, AStandbyWithAProblemOrAStaleLookIsNotReady) {
+  HealthInputs in = In(false, "standing by: another publisher holds the slot", 0,
+                       std::nullopt, std::nullopt);
+  HealthVerdict v = JudgeReadiness(in, {true, "the Kafka brokers do not answer", kNow}, kNow);
+  EXPECT_FALSE(v.ok);
+  EXPECT_EQ(v.reason, "standing by, but could not take over: the Kafka brokers do not answer");
+  v = JudgeReadiness(in, {true, "", kNow - kStandbyStale}, kNow);
+  EXPECT_FALSE(v.ok);
+  EXPECT_EQ(v.reason, "standing by, but the slot was last looked at 1m ago");
+  EXPECT_TRUE(JudgeReadiness(in, {true, "", kNow - kStandbyStale + absl::Seconds(1)}, kNow).ok);
+}
+
+TEST(ReadinessTest, StartingReconnectingOrRewindingIsNotReady) {
+  for (const char* reason : {"starting", "cannot reach PostgreSQL: refused",
+                             "rewinding to the slot"}) {
+    HealthVerdict v =
+        JudgeReadiness(In(false, reason, 0, std::nullopt, std::nullopt), {}, kNow);
+    EXPECT_FALSE(v.ok) << reason;
+    EXPECT_EQ(v.reason, absl::StrCat("not streaming: ", reason));
+  }
 }
 
 }  // namespace

@@ -1,8 +1,13 @@
 // Supervisor: which failures are retried, how, and which end the run.
 #include "publisher/relay/supervisor.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <deque>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
+#include "cdc/catalog_facts.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "publisher/operations/metrics.h"
@@ -41,6 +46,15 @@ class FakeSinks : public SinkFactory {
   bool defer_first = false;             // Create(true) returns null.
   const FakeSessions* sessions = nullptr;
   std::vector<int> created_at_open;  // sessions->opens at each Create.
+  std::deque<absl::Status> probes;  // Results of the next ProbeBrokers calls.
+  int released = 0;                 // ReleaseProbe calls.
+  absl::Status ProbeBrokers() override {
+    if (probes.empty()) return absl::OkStatus();
+    absl::Status s = probes.front();
+    probes.pop_front();
+    return s;
+  }
+  void ReleaseProbe() override { ++released; }
   absl::StatusOr<std::unique_ptr<Sink>> Create(bool first) override {
     created.push_back(first);
     created_at_open.push_back(sessions == nullptr ? -1 : sessions->opens);
@@ -84,11 +98,17 @@ class SupervisorTest : public ::testing::Test {
     };
   }
 
-  SupervisorResult Run() {
-    Supervisor supervisor(SupervisorOptions{}, sessions_, sinks_, relay_, log_,
+  // `log`: where the supervisor writes (the fixture's quiet one by default).
+  // Each sleep advances the fake clock by its duration.
+  SupervisorResult Run(outbox::Logger* log = nullptr) {
+    SupervisorOptions options;
+    options.now = [this] { return clock_.Now(); };
+    Supervisor supervisor(options, sessions_, sinks_, relay_, log ? *log : log_,
                           [this](absl::Duration d, const std::atomic<bool>&) {
                             sleeps_.push_back(d);
                             reasons_.push_back(metrics_.Health(clock_.Now()).reason);
+                            readiness_.push_back(metrics_.Readiness(clock_.Now()));
+                            clock_.Advance(d);
                           });
     supervisor.set_monitor(&metrics_);
     return supervisor.Run(stop_);
@@ -103,6 +123,34 @@ class SupervisorTest : public ::testing::Test {
   std::vector<absl::Duration> sleeps_;
   Metrics metrics_;
   std::vector<std::string> reasons_;  // /healthz's reason during each sleep.
+  std::vector<HealthVerdict> readiness_;  // /readyz's verdict during each sleep.
+};
+
+// A logger whose lines are kept in memory.
+class CapturedLog {
+ public:
+  CapturedLog() : file_(open_memstream(&buffer_, &size_)), log_(outbox::LogFormat::kJson,
+                                                               outbox::LogLevel::kInfo,
+                                                               file_) {}
+  ~CapturedLog() {
+    std::fclose(file_);
+    std::free(buffer_);
+  }
+  outbox::Logger* logger() { return &log_; }
+  // The lines logged so far that contain `text`.
+  int Count(absl::string_view text) {
+    std::fflush(file_);
+    int n = 0;
+    for (absl::string_view line : absl::StrSplit(absl::string_view(buffer_, size_), '\n'))
+      n += absl::StrContains(line, text);
+    return n;
+  }
+
+ private:
+  char* buffer_ = nullptr;
+  size_t size_ = 0;
+  std::FILE* file_;
+  outbox::Logger log_;
 };
 
 TEST_F(SupervisorTest, UnreachableAtStartIsNotRetried) {
@@ -122,13 +170,15 @@ TEST_F(SupervisorTest, UnreachableBrokersAtStartAreNotRetried) {
   EXPECT_EQ(sessions_.opens, 0) << "PostgreSQL touched before Kafka answered";
 }
 
+// What the session source says when another connection streams the slot.
+std::function<absl::StatusOr<Session>()> SlotInUse() {
+  return [] {
+    return cdc::SlotInUseError("replication slot \"s\" is streamed by another connection");
+  };
+}
+
 TEST_F(SupervisorTest, HeldSlotIsAHotStandbyThatTakesOver) {
-  for (int i = 0; i < 3; ++i) {
-    sessions_.script.push_back([] {
-      return absl::UnavailableError(
-          "START_REPLICATION failed: replication slot \"s\" is active for PID 42");
-    });
-  }
+  for (int i = 0; i < 3; ++i) sessions_.script.push_back(SlotInUse());
   sessions_.script.push_back(SessionThat(absl::OkStatus()));
   SupervisorResult r = Run();
   EXPECT_TRUE(r.status.ok()) << r.status;
@@ -136,6 +186,85 @@ TEST_F(SupervisorTest, HeldSlotIsAHotStandbyThatTakesOver) {
   EXPECT_EQ(sessions_.opens, 4);
   EXPECT_THAT(sleeps_, ElementsAre(absl::Seconds(2), absl::Seconds(2), absl::Seconds(2)));
   EXPECT_EQ(reasons_[0], "not streaming: standing by: another publisher holds the slot");
+}
+
+TEST_F(SupervisorTest, StandingByIsSaidOnceThenRemindedEveryFiveMinutes) {
+  // 2 s a look: 200 looks are 400 s, one reminder at 300 s.
+  for (int i = 0; i < 200; ++i) sessions_.script.push_back(SlotInUse());
+  sessions_.script.push_back(SessionThat(absl::OkStatus()));
+  CapturedLog log;
+  SupervisorResult r = Run(log.logger());
+  EXPECT_TRUE(r.status.ok()) << r.status;
+  EXPECT_EQ(log.Count("standing by to take over"), 1);
+  EXPECT_EQ(log.Count("still standing by"), 1);
+  EXPECT_EQ(log.Count("\"standing_by_s\":300"), 1);
+  EXPECT_EQ(log.Count("this standby takes over"), 1);
+  EXPECT_EQ(log.Count("\"level\":\"warn\""), 0) << "standing by is a normal state";
+  EXPECT_EQ(sinks_.released, 1) << "the broker probe is let go on taking over";
+  for (const HealthVerdict& v : readiness_) {
+    EXPECT_TRUE(v.ok) << v.reason;
+    EXPECT_EQ(v.reason, "standing by: another publisher holds the slot; ready to take over");
+  }
+}
+
+TEST_F(SupervisorTest, AStandbyIsReadyOnlyWhileTheBrokersAnswer) {
+  for (int i = 0; i < 3; ++i) sessions_.script.push_back(SlotInUse());
+  sessions_.script.push_back(SessionThat(absl::OkStatus()));
+  sinks_.probes = {absl::OkStatus(), absl::UnavailableError("no broker answered"),
+                   absl::OkStatus()};
+  CapturedLog log;
+  SupervisorResult r = Run(log.logger());
+  EXPECT_TRUE(r.status.ok()) << r.status;
+  ASSERT_EQ(readiness_.size(), 3u);
+  EXPECT_TRUE(readiness_[0].ok);
+  EXPECT_FALSE(readiness_[1].ok);
+  EXPECT_EQ(readiness_[1].reason,
+            "standing by, but could not take over: the Kafka brokers do not answer: no "
+            "broker answered");
+  EXPECT_TRUE(readiness_[2].ok);
+  EXPECT_EQ(log.Count("\"level\":\"warn\""), 1) << "said once, when it changed";
+  EXPECT_EQ(log.Count("the Kafka brokers answer again"), 1);
+  // /healthz says the same of a ready and of an unready standby: not active.
+  for (const std::string& reason : reasons_) {
+    EXPECT_EQ(reason, "not streaming: standing by: another publisher holds the slot");
+  }
+}
+
+TEST_F(SupervisorTest, AStandbyThatLosesPostgresKeepsTryingAndIsNotReady) {
+  // Standing by proved the environment: losing PostgreSQL then is a wait, not an
+  // exit (an orchestrator would otherwise restart the standby in a loop).
+  sessions_.script.push_back(SlotInUse());
+  sessions_.script.push_back([] { return absl::UnavailableError("connection refused"); });
+  sessions_.script.push_back(SlotInUse());
+  sessions_.script.push_back(SessionThat(absl::OkStatus()));
+  SupervisorResult r = Run();
+  EXPECT_TRUE(r.status.ok()) << r.status;
+  EXPECT_TRUE(r.started);
+  ASSERT_EQ(readiness_.size(), 3u);
+  EXPECT_TRUE(readiness_[0].ok);
+  EXPECT_FALSE(readiness_[1].ok);
+  EXPECT_EQ(readiness_[1].reason,
+            "not streaming: cannot reach PostgreSQL: connection refused");
+  EXPECT_TRUE(readiness_[2].ok);
+}
+
+TEST_F(SupervisorTest, ASlotInUseIsToldByItsCodeNotItsWords) {
+  // Before the first session, an unreachable server is the operator's to fix;
+  // English words about the slot do not make it a standby ...
+  sessions_.script.push_back([] {
+    return absl::UnavailableError("replication slot \"s\" is active for PID 42");
+  });
+  EXPECT_EQ(Run().status.code(), absl::StatusCode::kUnavailable);
+  // ... and a server speaking German is a standby all the same.
+  sessions_.opens = 0;
+  sessions_.script.push_back([] {
+    return cdc::SlotInUseError(
+        "START_REPLICATION failed: Replikations-Slot »s« ist aktiv für PID 42");
+  });
+  sessions_.script.push_back(SessionThat(absl::OkStatus()));
+  SupervisorResult r = Run();
+  EXPECT_TRUE(r.status.ok()) << r.status;
+  EXPECT_EQ(sessions_.opens, 2);
 }
 
 TEST_F(SupervisorTest, LostConnectionReconnectsWithGrowingBackoff) {
@@ -189,9 +318,7 @@ TEST_F(SupervisorTest, ARewindWaitsForTheBrokersToRecreateTheProducer) {
 TEST_F(SupervisorTest, AProducerLeftForLaterIsMadeOnlyOnceTheSlotIsHeld) {
   // A standby must not make a transactional producer: that fences the active one.
   sinks_.defer_first = true;
-  sessions_.script.push_back([] {
-    return absl::UnavailableError("replication slot \"s\" is active for PID 42");
-  });
+  sessions_.script.push_back(SlotInUse());
   sessions_.script.push_back(SessionThat(absl::OkStatus()));
   SupervisorResult r = Run();
   EXPECT_TRUE(r.status.ok()) << r.status;
