@@ -12,7 +12,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcpp-httplib-dev
   clang libclang-rt-14-dev
-  procps util-linux xxd python3 python3-venv
+  procps util-linux xxd python3 python3-venv locales
   python3-confluent-kafka python3-protobuf python3-psycopg2
   docker-compose
   openjdk-17-jdk-headless maven

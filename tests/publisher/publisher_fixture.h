@@ -75,12 +75,17 @@ inline std::set<std::string> DistinctIds(Consumer& consumer, size_t n) {
 class PublisherTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    cluster_ = ValueOrDie(PgCluster::Start({"TimeZone=UTC"}));
+    cluster_ = ValueOrDie(PgCluster::Start(ServerSettings(), ServerVersion()));
     sql_ = ValueOrDie(cluster_->Connect());
     ASSERT_TRUE(sql_->Exec(kSchema).ok());
     log_path_ = absl::StrCat(cluster_->dir(), "/publisher.log");
     SetUpBroker();
   }
+
+  // The server's settings and major release (0: $PG_VERSION, else Debian's 15); a
+  // fixture that needs others overrides these.
+  virtual std::vector<std::string> ServerSettings() { return {"TimeZone=UTC"}; }
+  virtual int ServerVersion() { return 0; }
 
   // mock-kafka with the default template's topics. A fixture on another broker
   // overrides this, setting brokers_, topics_ and any flags the publisher needs.
