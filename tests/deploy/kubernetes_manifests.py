@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """What deploy/kubernetes/ must say, beyond the schemas.
 
-  - the publisher runs as a pair, Ready on /healthz (a standby is not Ready) and
-    alive on /metrics, with a PodDisruptionBudget;
+  - the publisher runs as a pair that converges: both Ready in normal running,
+    rollouts and node drains that progress (rollout_model.py plays the
+    controllers' rules), and the check bites: the pair as it shipped before
+    (Ready on /healthz, which a standby answers 503) must fail it;
+  - probes ask /readyz and /livez;
   - every pod runs as a numeric non-root user without privilege escalation;
   - credentials come from the Secret, never from a command line or a literal;
   - every OUTBOX_<FLAG> variable is a flag of outbox-publisher, and every flag the
@@ -12,6 +15,7 @@
 Usage: kubernetes_manifests.py REPOSITORY BUILD_DIR
 """
 
+import copy
 import glob
 import os
 import re
@@ -19,6 +23,9 @@ import subprocess
 import sys
 
 import yaml
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import rollout_model  # noqa: E402
 
 failures = []
 
@@ -67,10 +74,39 @@ def check_pod(deployment, secret_names, version):
                 fail("%s: %s names Secret %s, which is not shipped" % (name, e["name"], ref))
         probes = {p: c.get(p, {}).get("httpGet", {}).get("path")
                   for p in ("readinessProbe", "livenessProbe")}
-        if probes != {"readinessProbe": "/healthz", "livenessProbe": "/metrics"}:
-            fail("%s: readiness must ask /healthz and liveness /metrics, not %s" %
+        if probes != {"readinessProbe": "/readyz", "livenessProbe": "/livez"}:
+            fail("%s: readiness must ask /readyz and liveness /livez, not %s" %
                  (name, probes))
     return spec["containers"]
+
+
+def budget_of(deployment, budgets):
+    labels = deployment["spec"]["template"]["metadata"]["labels"]
+    for b in budgets:
+        selector = b["spec"]["selector"]["matchLabels"]
+        if all(labels.get(k) == v for k, v in selector.items()):
+            return b
+    return None
+
+
+def check_convergence(deployment, budgets):
+    budget = budget_of(deployment, budgets)
+    for reason in rollout_model.check(deployment, budget):
+        fail("publisher pair: " + reason)
+    # The check must bite on what was measured before: a readiness probe on
+    # /healthz, which a standby answers 503 (one pod never Ready, rollouts stall).
+    mutant = copy.deepcopy(deployment)
+    container = mutant["spec"]["template"]["spec"]["containers"][0]
+    container["readinessProbe"]["httpGet"]["path"] = "/healthz"
+    if not rollout_model.check(mutant, budget):
+        fail("the convergence check passes a pair that is Ready on /healthz")
+    # And on a budget that lets nothing go.
+    if budget is not None:
+        strict = copy.deepcopy(budget)
+        strict["spec"].pop("maxUnavailable", None)
+        strict["spec"]["minAvailable"] = deployment["spec"]["replicas"]
+        if not rollout_model.check(deployment, strict):
+            fail("the convergence check passes a budget that refuses every drain")
 
 
 def publisher_flags(build):
@@ -108,6 +144,8 @@ def main():
                 if flag not in flags:
                     fail("publisher: %s sets --%s, which is no flag" % (n, flag))
     budgets = [d for d in docs if d["kind"] == "PodDisruptionBudget"]
+    if publisher:
+        check_convergence(publisher, budgets)
     for app in ("outbox-publisher", "outbox-paid-orders"):
         if not any(b["spec"]["selector"]["matchLabels"].get("app.kubernetes.io/name") == app
                    for b in budgets):
