@@ -115,8 +115,22 @@ bool IsSecretProperty(absl::string_view key) {
          k == "sasl.jaas.config" || k == "sasl.oauthbearer.config";
 }
 
-std::string ShownPropertyValue(absl::string_view key, absl::string_view value) {
-  return IsSecretProperty(key) ? std::string("********") : std::string(value);
+std::string ShownPropertyValue(absl::string_view key, absl::string_view value,
+                               bool known) {
+  return !known || IsSecretProperty(key) ? std::string("********") : std::string(value);
+}
+
+std::string RefusedPropertyMessage(absl::string_view key, absl::string_view value,
+                                   absl::string_view error) {
+  std::string reason(error);
+  if (!value.empty()) absl::StrReplaceAll({{value, "<value>"}}, &reason);
+  std::string out = absl::StrCat("invalid librdkafka property ", key, ": ", reason);
+  if (absl::AsciiStrToLower(key) == "sasl.jaas.config") {
+    absl::StrAppend(&out,
+                    " (a Java client's property: librdkafka takes sasl.mechanism, "
+                    "sasl.username and sasl.password)");
+  }
+  return out;
 }
 
 }  // namespace outbox

@@ -74,8 +74,17 @@ std::optional<bool> KafkaBoolean(absl::string_view value);
 // sasl.oauthbearer.config).
 bool IsSecretProperty(absl::string_view key);
 
-// `value`, or "********" when `key` holds a secret: what logs may show.
-std::string ShownPropertyValue(absl::string_view key, absl::string_view value);
+// `value`, or "********" when `key` holds a secret or is not a property the
+// client knows (`known`: a misspelled secret's name, sasl.pasword, says nothing
+// of what it holds): what logs may show.
+std::string ShownPropertyValue(absl::string_view key, absl::string_view value,
+                               bool known);
+
+// librdkafka's refusal `error` of `key`=`value`, with the value cut out wherever
+// the refusal quotes it, and for a Java client's property the one to use instead:
+// a refused property is named with the reason, never with its value.
+std::string RefusedPropertyMessage(absl::string_view key, absl::string_view value,
+                                   absl::string_view error);
 
 }  // namespace outbox
 

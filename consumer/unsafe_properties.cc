@@ -29,7 +29,8 @@ absl::Status RefuseUnsafeProperties(const outbox::KafkaProperties& p) {
   for (const auto& [key, value] : p) {
     if (std::string why = RefusedBecause(key, value); !why.empty()) {
       refused.push_back(
-          absl::StrCat(key, "=", outbox::ShownPropertyValue(key, value), ": ", why));
+          absl::StrCat(key, "=", outbox::ShownPropertyValue(key, value, /*known=*/true), ": ",
+                       why));
     }
   }
   if (refused.empty()) return absl::OkStatus();

@@ -4,6 +4,7 @@
 #include <librdkafka/rdkafka.h>
 
 #include "absl/strings/str_cat.h"
+#include "common/kafka_properties.h"
 
 namespace outbox {
 
@@ -23,11 +24,24 @@ absl::StatusOr<rd_kafka_conf_t*> NewKafkaConf(
     if (rd_kafka_conf_set(conf, key.c_str(), value.c_str(), err, sizeof(err)) !=
         RD_KAFKA_CONF_OK) {
       rd_kafka_conf_destroy(conf);
-      return absl::InvalidArgumentError(
-          absl::StrCat("invalid librdkafka property -X ", key, "=", value, ": ", err));
+      return absl::InvalidArgumentError(RefusedPropertyMessage(key, value, err));
     }
   }
   return conf;
+}
+
+bool IsKafkaProperty(absl::string_view key) {
+  std::string name(key);
+  size_t size = 0;
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  bool known = rd_kafka_conf_get(conf, name.c_str(), nullptr, &size) != RD_KAFKA_CONF_UNKNOWN;
+  rd_kafka_conf_destroy(conf);
+  if (known) return true;
+  rd_kafka_topic_conf_t* topic = rd_kafka_topic_conf_new();
+  known = rd_kafka_topic_conf_get(topic, name.c_str(), nullptr, &size) !=
+          RD_KAFKA_CONF_UNKNOWN;
+  rd_kafka_topic_conf_destroy(topic);
+  return known;
 }
 
 std::vector<std::pair<std::string, std::string>> MessageHeaders(

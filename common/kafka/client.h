@@ -21,10 +21,14 @@ typedef struct rd_kafka_conf_s rd_kafka_conf_t;
 namespace outbox {
 
 // A client configuration: `properties`, then `overrides` (the user's -X) on top.
-// kInvalidArgument naming a property librdkafka refuses. The caller owns the conf.
+// kInvalidArgument naming a property librdkafka refuses and why, never its value
+// (RefusedPropertyMessage). The caller owns the conf.
 absl::StatusOr<rd_kafka_conf_t*> NewKafkaConf(
     std::vector<std::pair<std::string, std::string>> properties,
     const std::vector<std::pair<std::string, std::string>>& overrides);
+
+// Whether librdkafka knows `key` as a client or topic property.
+bool IsKafkaProperty(absl::string_view key);
 
 // A message's headers, in order (a null value as "").
 std::vector<std::pair<std::string, std::string>> MessageHeaders(

@@ -14,6 +14,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "common/kafka/client.h"
 #include "common/kafka_properties.h"
 #include "common/postgres/conninfo.h"
 #include "common/status_macros.h"
@@ -511,7 +512,9 @@ absl::StatusOr<Config> ParseConfig(const std::vector<std::string>& args,
   for (const auto& [key, value] : c.kafka_properties) {
     if (std::string why = RefusedBecause(key, value); !why.empty()) {
       refused.push_back(
-          absl::StrCat(key, "=", outbox::ShownPropertyValue(key, value), ": ", why));
+          absl::StrCat(key, "=",
+                       outbox::ShownPropertyValue(key, value, outbox::IsKafkaProperty(key)),
+                       ": ", why));
     }
   }
   if (!refused.empty()) {
@@ -629,7 +632,8 @@ std::vector<outbox::Field> DescribeConfig(const Config& c) {
       {"log-level", std::string(outbox::LogLevelName(c.log_level))},
   };
   for (const auto& [k, v] : c.kafka_properties) {
-    f.push_back({absl::StrCat("X.", k), outbox::ShownPropertyValue(k, v)});
+    f.push_back({absl::StrCat("X.", k),
+                 outbox::ShownPropertyValue(k, v, outbox::IsKafkaProperty(k))});
   }
   return f;
 }

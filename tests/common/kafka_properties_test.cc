@@ -92,13 +92,35 @@ TEST(KafkaPropertiesTest, SecretsAreRecognisedAndHidden) {
                              "sasl.oauthbearer.client.secret", "ssl.key.pem",
                              "sasl.jaas.config", "sasl.oauthbearer.config"}) {
     EXPECT_TRUE(IsSecretProperty(secret)) << secret;
-    EXPECT_EQ(ShownPropertyValue(secret, "x"), "********");
+    EXPECT_EQ(ShownPropertyValue(secret, "x", /*known=*/true), "********");
   }
   for (const char* plain : {"sasl.username", "ssl.key.location", "linger.ms",
                             "bootstrap.servers", "security.protocol"}) {
     EXPECT_FALSE(IsSecretProperty(plain)) << plain;
-    EXPECT_EQ(ShownPropertyValue(plain, "x"), "x");
+    EXPECT_EQ(ShownPropertyValue(plain, "x", /*known=*/true), "x");
+    EXPECT_EQ(ShownPropertyValue(plain, "x", /*known=*/false), "********")
+        << "a name the client does not know may be a misspelled secret's";
   }
+}
+
+TEST(KafkaPropertiesTest, ARefusalNamesTheKeyAndTheReasonNeverTheValue) {
+  EXPECT_EQ(RefusedPropertyMessage("sasl.pasword", "hunter3",
+                                   "No such configuration property: \"sasl.pasword\""),
+            "invalid librdkafka property sasl.pasword: No such configuration property: "
+            "\"sasl.pasword\"");
+  // librdkafka quotes a refused value in its reason.
+  EXPECT_EQ(RefusedPropertyMessage("security.protocol", "hunter4",
+                                   "Invalid value \"hunter4\" for configuration property "
+                                   "\"security.protocol\""),
+            "invalid librdkafka property security.protocol: Invalid value \"<value>\" for "
+            "configuration property \"security.protocol\"");
+  std::string jaas = RefusedPropertyMessage(
+      "sasl.jaas.config", "x required username=\"u\" password=\"hunter2\";",
+      "No such configuration property: \"sasl.jaas.config\"");
+  EXPECT_EQ(jaas.find("hunter2"), std::string::npos) << jaas;
+  EXPECT_NE(jaas.find("librdkafka takes sasl.mechanism, sasl.username and sasl.password"),
+            std::string::npos)
+      << jaas;
 }
 
 }  // namespace
