@@ -28,9 +28,8 @@ absl::Status RefuseUnsafeProperties(const outbox::KafkaProperties& p) {
   std::vector<std::string> refused;
   for (const auto& [key, value] : p) {
     if (std::string why = RefusedBecause(key, value); !why.empty()) {
-      refused.push_back(
-          absl::StrCat(key, "=", outbox::ShownPropertyValue(key, value, /*known=*/true), ": ",
-                       why));
+      // The key and the reason, never the value (it may be a misplaced secret).
+      refused.push_back(absl::StrCat(key, ": ", why));
     }
   }
   if (refused.empty()) return absl::OkStatus();

@@ -511,10 +511,9 @@ absl::StatusOr<Config> ParseConfig(const std::vector<std::string>& args,
   std::vector<std::string> refused;
   for (const auto& [key, value] : c.kafka_properties) {
     if (std::string why = RefusedBecause(key, value); !why.empty()) {
-      refused.push_back(
-          absl::StrCat(key, "=",
-                       outbox::ShownPropertyValue(key, value, outbox::IsKafkaProperty(key)),
-                       ": ", why));
+      // The key and the reason, never the value: it may be a secret put in the
+      // wrong place.
+      refused.push_back(absl::StrCat(key, ": ", why));
     }
   }
   if (!refused.empty()) {

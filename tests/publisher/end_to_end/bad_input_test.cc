@@ -101,11 +101,11 @@ TEST_F(BadInputTest, BadFlagsExitTwoAndCreateNothing) {
 
 TEST_F(BadInputTest, SettingsThatVoidAGuaranteeExitTwoNamingIt) {
   ExpectExit({"-X", "enable.idempotence=false", "-X", "acks=1"}, 2,
-             "enable.idempotence=false: voids per-key order");
+             "enable.idempotence: voids per-key order");
   ExpectExit({"-X", "enable.idempotence=false", "-X", "acks=1"}, 2,
-             "acks=1: voids at-least-once (guarantees 1 and 2)");
+             "acks: voids at-least-once (guarantees 1 and 2)");
   ExpectExit({"--delivery", "exactly-once", "-X", "max.in.flight=10"}, 2,
-             "max.in.flight=10: voids per-key order (guarantee 4)");
+             "max.in.flight: voids per-key order (guarantee 4)");
   EXPECT_FALSE(SlotExists());
 }
 
