@@ -30,6 +30,14 @@ absl::StatusOr<rd_kafka_conf_t*> NewKafkaConf(
   return conf;
 }
 
+absl::Status CheckKafkaProperties(
+    const std::vector<std::pair<std::string, std::string>>& properties) {
+  absl::StatusOr<rd_kafka_conf_t*> conf = NewKafkaConf(properties, {});
+  if (!conf.ok()) return conf.status();
+  rd_kafka_conf_destroy(*conf);
+  return absl::OkStatus();
+}
+
 bool IsKafkaProperty(absl::string_view key) {
   std::string name(key);
   size_t size = 0;

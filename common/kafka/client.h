@@ -27,6 +27,12 @@ absl::StatusOr<rd_kafka_conf_t*> NewKafkaConf(
     std::vector<std::pair<std::string, std::string>> properties,
     const std::vector<std::pair<std::string, std::string>>& overrides);
 
+// Whether librdkafka takes every one of `properties` (NewKafkaConf's refusal if
+// not), without making a client: configuration is judged before anything is
+// logged of it.
+[[nodiscard]] absl::Status CheckKafkaProperties(
+    const std::vector<std::pair<std::string, std::string>>& properties);
+
 // Whether librdkafka knows `key` as a client or topic property.
 bool IsKafkaProperty(absl::string_view key);
 

@@ -520,6 +520,8 @@ absl::StatusOr<Config> ParseConfig(const std::vector<std::string>& args,
     return absl::InvalidArgumentError(
         absl::StrCat("Kafka property refused: ", absl::StrJoin(refused, "; ")));
   }
+  // What librdkafka refuses is refused here, before the start line shows anything.
+  RETURN_IF_ERROR(outbox::CheckKafkaProperties(c.kafka_properties));
   if (c.max_in_flight_bytes < 1024) {
     return Bad("max-in-flight-bytes", std::to_string(c.max_in_flight_bytes),
                "expected at least 1024");
