@@ -13,34 +13,41 @@ RUN apt-get update \
       nlohmann-json3-dev libcpp-httplib-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
-COPY CMakeLists.txt ./
+COPY CMakeLists.txt README.md CHANGELOG.md ./
+COPY scripts/schema.sql scripts/schema.sql
+COPY packaging packaging
+COPY deploy/systemd deploy/systemd
 COPY cdc cdc
 COPY common common
 COPY proto proto
 COPY publisher publisher
 COPY consumer consumer
+# The same install rules as the Debian package (CMakeLists.txt, "install rules"),
+# their runtime component alone: no systemd unit in an image.
 RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DOUTBOX_TESTS=OFF \
- && cmake --build build -j"$(nproc)" --target outbox-publisher outbox-paid-orders
+ && cmake --build build -j"$(nproc)" --target outbox-publisher outbox-paid-orders \
+ && cmake --install build --component runtime --prefix install --strip
 
 FROM debian:bookworm-slim
 RUN apt-get update \
  && apt-get install -y --no-install-recommends libpq5 librdkafka1 libprotobuf32 \
       libabsl20220623 libcpp-httplib0.11 ca-certificates \
  && rm -rf /var/lib/apt/lists/*
-COPY --from=build /src/build/outbox-publisher /usr/local/bin/outbox-publisher
-COPY --from=build /src/build/outbox-paid-orders /usr/local/bin/outbox-paid-orders
+COPY --from=build /src/install/bin/outbox-publisher /usr/local/bin/outbox-publisher
+COPY --from=build /src/install/bin/outbox-paid-orders /usr/local/bin/outbox-paid-orders
 # A numeric user, so Kubernetes' runAsNonRoot can verify it (nobody:nogroup).
 USER 65534:65534
-# /metrics and /healthz (docs/operations.md). Set OUTBOX_METRICS_PORT=0 to turn
-# the server off; the health check then fails, so turn it off with it.
+# /metrics, /healthz, /readyz and /livez (docs/operations.md). Set
+# OUTBOX_METRICS_PORT=0 to turn the server off; the health check then fails, so
+# turn it off with it.
 ENV OUTBOX_METRICS_PORT=9187 \
     OUTBOX_METRICS_ADDRESS=0.0.0.0
 EXPOSE 9187
-# The image has no HTTP client: bash's /dev/tcp asks /healthz, which answers 200
-# while a replication session streams and acknowledgements progress. A standby
-# waiting for the slot answers 503 (not streaming): it is alive, not ready.
+# The image has no HTTP client: bash's /dev/tcp asks /readyz, which answers 200
+# for the active publisher while it streams and acknowledgements progress, and for
+# a standby while it could take over (PostgreSQL and the brokers answer).
 HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \
-  CMD ["bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/${OUTBOX_METRICS_PORT:-9187} && printf 'GET /healthz HTTP/1.0\\r\\n\\r\\n' >&3 && head -n 1 <&3 | grep -q ' 200 '"]
+  CMD ["bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/${OUTBOX_METRICS_PORT:-9187} && printf 'GET /readyz HTTP/1.0\\r\\n\\r\\n' >&3 && head -n 1 <&3 | grep -q ' 200 '"]
 # Configuration comes from OUTBOX_* variables (docs/configuration.md); logs go
 # to stderr. The consumer example: --entrypoint outbox-paid-orders.
 ENTRYPOINT ["/usr/local/bin/outbox-publisher"]

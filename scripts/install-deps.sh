@@ -13,6 +13,7 @@ packages=(
   nlohmann-json3-dev libcpp-httplib-dev
   clang libclang-rt-14-dev
   procps util-linux xxd python3 python3-venv locales
+  systemd adduser
   python3-confluent-kafka python3-protobuf python3-psycopg2
   docker-compose
   openjdk-17-jdk-headless maven

@@ -13,7 +13,7 @@ would do with it as far as this machine allows:
   4. maps every shared library the binaries load (ldd) to its Debian package
      (dpkg -S) and checks that the runtime stage's apt-get line installs it, directly
      or as a dependency;
-  5. runs the HEALTHCHECK command against a local HTTP server answering /healthz
+  5. runs the HEALTHCHECK command against a local HTTP server answering /readyz
      with 200, then 503, then against a closed port;
   6. runs `docker build` too where a Docker engine answers.
 
@@ -252,7 +252,7 @@ class Healthz(http.server.BaseHTTPRequestHandler):
     status = 200
 
     def do_GET(self):
-        self.send_response(Healthz.status if self.path == "/healthz" else 404)
+        self.send_response(Healthz.status if self.path == "/readyz" else 404)
         self.end_headers()
         self.wfile.write(b"ok\n" if Healthz.status == 200 else b"not streaming\n")
 
@@ -278,10 +278,10 @@ def check_healthcheck(stage):
 
     Healthz.status = 200
     if probe(port) != 0:
-        fail("the HEALTHCHECK fails against /healthz answering 200")
+        fail("the HEALTHCHECK fails against /readyz answering 200")
     Healthz.status = 503
     if probe(port) == 0:
-        fail("the HEALTHCHECK passes against /healthz answering 503")
+        fail("the HEALTHCHECK passes against /readyz answering 503")
     server.shutdown()
     server.server_close()
     with socket.socket() as s:  # A port nothing listens on.
