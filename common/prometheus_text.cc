@@ -7,9 +7,26 @@
 namespace outbox {
 
 void AppendMetricFamily(std::string* out, absl::string_view prefix, absl::string_view name,
-                        absl::string_view type, absl::string_view help, double value) {
+                        absl::string_view type, absl::string_view help, double value,
+                        absl::string_view labels) {
   absl::StrAppend(out, "# HELP ", prefix, name, " ", help, "\n# TYPE ", prefix, name, " ",
-                  type, "\n", prefix, name, " ", absl::StrFormat("%.17g", value), "\n");
+                  type, "\n", Series(absl::StrCat(prefix, name), labels), " ",
+                  absl::StrFormat("%.17g", value), "\n");
+}
+
+std::string RenderLabels(const std::vector<std::pair<std::string, std::string>>& labels) {
+  std::string out;
+  for (const auto& [k, v] : labels) {
+    absl::StrAppend(&out, out.empty() ? "" : ",", k, "=\"", EscapeLabelValue(v), "\"");
+  }
+  return out;
+}
+
+std::string Series(absl::string_view series, absl::string_view labels,
+                   absl::string_view more) {
+  if (labels.empty() && more.empty()) return std::string(series);
+  return absl::StrCat(series, "{", labels, !labels.empty() && !more.empty() ? "," : "",
+                      more, "}");
 }
 
 std::string EscapeLabelValue(absl::string_view value) {

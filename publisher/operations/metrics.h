@@ -21,6 +21,7 @@
 
 #include "absl/time/time.h"
 #include "cdc/lsn.h"
+#include "common/prometheus_text.h"
 #include "publisher/delivery/transactional_sink.h"
 #include "publisher/operations/health.h"
 #include "publisher/relay/relay_monitor.h"
@@ -33,9 +34,12 @@ namespace publisher {
 // KafkaTransactionCounter.
 class Metrics : public RelayMonitor, public KafkaTransactionCounter {
  public:
-  // `info` labels the outbox_publisher_build_info gauge (e.g. version fields).
-  explicit Metrics(std::vector<std::pair<std::string, std::string>> info = {})
-      : info_(std::move(info)) {}
+  // `info` labels the outbox_publisher_build_info gauge (e.g. version fields);
+  // `labels` every sample (the slot, and the shard when sharded), so that one
+  // publisher among several is told apart whatever the scrape's job is called.
+  using Labels = std::vector<std::pair<std::string, std::string>>;
+  explicit Metrics(Labels info = {}, Labels labels = {})
+      : info_(std::move(info)), labels_(outbox::RenderLabels(labels)) {}
 
   void PublishRelay(const RelaySnapshot& snapshot) override;
   void CountReconnect() override;
@@ -62,6 +66,7 @@ class Metrics : public RelayMonitor, public KafkaTransactionCounter {
 
   mutable std::mutex mu_;
   std::vector<std::pair<std::string, std::string>> info_;
+  std::string labels_;  // Rendered.
   RelaySnapshot relay_;
   uint64_t reconnects_ = 0;
   uint64_t kafka_committed_ = 0, kafka_aborted_ = 0;

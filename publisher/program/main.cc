@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "absl/strings/str_cat.h"
 #include "cdc/catalog_facts.h"
 #include "common/http/metrics_server.h"
 #include "common/log.h"
@@ -82,7 +83,12 @@ int Main(int argc, char** argv) {
   std::vector<std::pair<std::string, std::string>> info;
   for (const auto& [k, v] : VersionFields())
     info.emplace_back(k, std::get<std::string>(v));
-  Metrics metrics(std::move(info));
+  std::vector<std::pair<std::string, std::string>> labels = {{"slot", config->slot}};
+  if (config->shard) {
+    labels.emplace_back("shard",
+                        absl::StrCat(config->shard->index, "/", config->shard->count));
+  }
+  Metrics metrics(std::move(info), std::move(labels));
   metrics.SetMaxRetainedWal(config->max_retained_wal);
   std::unique_ptr<outbox::MetricsServer> server;
   if (config->metrics_port != 0) {

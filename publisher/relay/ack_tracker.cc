@@ -7,10 +7,10 @@
 
 namespace publisher {
 
-absl::Status AckTracker::Begin() {
+absl::Status AckTracker::Begin(absl::Time committed) {
   if (open_) return absl::FailedPreconditionError("Begin inside an open transaction");
   transactions_.push_back(
-      Transaction{next_sequence_++, cdc::Lsn(), false, 0, std::nullopt});
+      Transaction{next_sequence_++, cdc::Lsn(), false, 0, std::nullopt, committed});
   open_ = true;
   return absl::OkStatus();
 }
@@ -68,6 +68,13 @@ void AckTracker::Reset() {
 std::optional<absl::Time> AckTracker::oldest_unacknowledged() const {
   for (const Transaction& t : transactions_) {
     if (t.pending > 0) return t.first_enqueue;
+  }
+  return std::nullopt;
+}
+
+std::optional<absl::Time> AckTracker::oldest_pending_commit() const {
+  for (const Transaction& t : transactions_) {
+    if (t.pending > 0) return t.commit_time;
   }
   return std::nullopt;
 }

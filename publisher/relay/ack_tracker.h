@@ -34,8 +34,10 @@ namespace publisher {
 
 class AckTracker {
  public:
-  // A transaction begins. kFailedPrecondition if one is already open.
-  [[nodiscard]] absl::Status Begin();
+  // A transaction begins; `committed` is its commit time (pgoutput's Begin
+  // carries it), for oldest_pending_commit. kFailedPrecondition if one is
+  // already open.
+  [[nodiscard]] absl::Status Begin(absl::Time committed = absl::InfinitePast());
   // Registers a message of the open transaction.
   [[nodiscard]] absl::StatusOr<MessageToken> Enqueue(size_t bytes, absl::Time now);
   // The open transaction committed; `end_lsn` is its Commit message's end_lsn.
@@ -60,6 +62,10 @@ class AckTracker {
   size_t in_flight_bytes() const { return in_flight_bytes_; }
   // Enqueue time of the oldest transaction still waiting for acknowledgements.
   std::optional<absl::Time> oldest_unacknowledged() const;
+  // Commit time of the oldest transaction with messages still waiting for
+  // acknowledgements; nullopt when none waits (transactions without messages
+  // never count): what outbox_publisher_lag_seconds measures from.
+  std::optional<absl::Time> oldest_pending_commit() const;
 
  private:
   struct Transaction {
@@ -68,6 +74,7 @@ class AckTracker {
     bool committed = false;
     size_t pending = 0;  // Messages not yet acknowledged.
     std::optional<absl::Time> first_enqueue;
+    absl::Time commit_time = absl::InfinitePast();  // From its Begin.
   };
 
   Transaction* Find(uint64_t sequence);

@@ -116,6 +116,7 @@ void RelayRun::PublishMetrics(bool streaming) {
   m.in_flight_messages = tracker_.in_flight_messages();
   m.in_flight_bytes = tracker_.in_flight_bytes();
   m.oldest_unacked = tracker_.oldest_unacknowledged();
+  m.oldest_pending_commit = tracker_.oldest_pending_commit();
   m.last_heard = silence_.last_heard();
   m.replication_timeout = options_.replication_timeout;
   monitor_->PublishRelay(m);
@@ -143,7 +144,7 @@ absl::Status RelayRun::HandleXLogData(const cdc::XLogData& frame) {
   if (const auto* b = std::get_if<cdc::pgoutput::Begin>(&message)) {
     transaction_ = {b->final_lsn, b->xid, cdc::FromPgTimestamp(b->commit_time),
                     checkpoints_.Covers(b->final_lsn)};
-    return tracker_.Begin();
+    return tracker_.Begin(transaction_.commit_time);
   }
   if (const auto* c = std::get_if<cdc::pgoutput::Commit>(&message)) {
     ++stats_.transactions;

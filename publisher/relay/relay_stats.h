@@ -66,6 +66,9 @@ struct RelaySnapshot {
   uint64_t in_flight_messages = 0;
   uint64_t in_flight_bytes = 0;
   std::optional<absl::Time> oldest_unacked;
+  // Commit time of the oldest transaction read whose records wait for their
+  // acknowledgement (AckTracker::oldest_pending_commit).
+  std::optional<absl::Time> oldest_pending_commit;
   absl::Time last_heard = absl::InfinitePast();  // Last message from the server.
   absl::Duration replication_timeout;            // --replication-timeout.
 };

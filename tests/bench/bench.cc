@@ -379,8 +379,8 @@ class Bench {
             [&] {
               auto m = health.Get("/metrics");
               return m && m->status == 200 &&
-                     m->body.find("\noutbox_publisher_acknowledged_total 1\n") !=
-                         std::string::npos;
+                     m->body.find("\noutbox_publisher_acknowledged_total{slot=\""
+                                  "outbox_publisher\"} 1\n") != std::string::npos;
             },
             absl::Seconds(60)))
       Die("steady state: the warm-up row was never acknowledged: " + publisher->Log());

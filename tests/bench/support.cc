@@ -232,10 +232,11 @@ namespace {
 std::vector<std::pair<double, double>> AckBuckets(const std::string& metrics) {
   std::vector<std::pair<double, double>> buckets;
   for (absl::string_view line : absl::StrSplit(metrics, '\n')) {
-    constexpr absl::string_view kBucket =
-        "outbox_publisher_commit_to_ack_seconds_bucket{le=\"";
-    if (!absl::StartsWith(line, kBucket)) continue;
-    line.remove_prefix(kBucket.size());
+    // outbox_publisher_commit_to_ack_seconds_bucket{slot="…",le="0.005"} 12
+    if (!absl::StartsWith(line, "outbox_publisher_commit_to_ack_seconds_bucket{")) continue;
+    size_t at = line.find("le=\"");
+    if (at == absl::string_view::npos) continue;
+    line.remove_prefix(at + 4);
     size_t quote = line.find('"');
     std::string le(line.substr(0, quote));
     double bound = le == "+Inf" ? 1e9 : std::stod(le);

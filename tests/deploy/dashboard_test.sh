@@ -71,8 +71,8 @@ psql -q -c "INSERT INTO outbox (aggregate_type, aggregate_id, event_type, payloa
 # has been written by then.
 publisher_ready() {
   scrape "$publisher_port" "$work/publisher.metrics" 2>/dev/null &&
-    grep -q '^outbox_publisher_slot_retained_wal_bytes ' "$work/publisher.metrics" &&
-    grep -q '^outbox_publisher_acknowledged_total 1$' "$work/publisher.metrics"
+    grep -q '^outbox_publisher_slot_retained_wal_bytes{slot="outbox_publisher"} ' "$work/publisher.metrics" &&
+    grep -q '^outbox_publisher_acknowledged_total{slot="outbox_publisher"} 1$' "$work/publisher.metrics"
 }
 consumer_ready() {
   scrape "$consumer_port" "$work/consumer.metrics" 2>/dev/null &&

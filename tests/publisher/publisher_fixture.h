@@ -72,6 +72,13 @@ inline std::set<std::string> DistinctIds(Consumer& consumer, size_t n) {
   return ids;
 }
 
+// `name` as the publisher serves it on /metrics, with its slot label (every sample
+// has one) and any `more` labels: outbox_publisher_up{slot="outbox_publisher"}.
+inline std::string Series(const std::string& name, const std::string& more = "",
+                          const std::string& slot = "outbox_publisher") {
+  return absl::StrCat(name, "{slot=\"", slot, "\"", more.empty() ? "" : ",", more, "}");
+}
+
 class PublisherTest : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -220,21 +220,24 @@ TEST_F(OperationsTest, MetricsAndHealthOverHttp) {
         auto [status, text] = HttpGet(port, "/metrics");
         body = text;
         return status == 200 &&
-               Sample(body, "outbox_publisher_acknowledged_total") == "3" &&
-               !Sample(body, "outbox_publisher_slot_retained_wal_bytes").empty();
+               Sample(body, Series("outbox_publisher_acknowledged_total")) == "3" &&
+               !Sample(body, Series("outbox_publisher_slot_retained_wal_bytes")).empty();
       },
       absl::Seconds(30)))
       << body;
-  EXPECT_EQ(Sample(body, "outbox_publisher_rows_seen_total"), "3");
-  EXPECT_EQ(Sample(body, "outbox_publisher_published_total"), "3");
-  EXPECT_EQ(Sample(body, "outbox_publisher_in_flight_messages"), "0");
-  EXPECT_EQ(Sample(body, "outbox_publisher_streaming"), "1");
-  EXPECT_EQ(Sample(body, "outbox_publisher_commit_to_ack_seconds_count"), "3");
-  EXPECT_EQ(Sample(body, "outbox_publisher_errors_total{kind=\"mapping\"}"), "0");
-  EXPECT_FALSE(Sample(body, "outbox_publisher_lag_bytes").empty());
-  EXPECT_GE(std::stod(Sample(body, "outbox_publisher_confirmed_lsn")),
+  EXPECT_EQ(Sample(body, Series("outbox_publisher_rows_seen_total")), "3");
+  EXPECT_EQ(Sample(body, Series("outbox_publisher_published_total")), "3");
+  EXPECT_EQ(Sample(body, Series("outbox_publisher_in_flight_messages")), "0");
+  EXPECT_EQ(Sample(body, Series("outbox_publisher_streaming")), "1");
+  EXPECT_EQ(Sample(body, Series("outbox_publisher_commit_to_ack_seconds_count")), "3");
+  EXPECT_EQ(Sample(body, Series("outbox_publisher_errors_total", "kind=\"mapping\"")), "0");
+  EXPECT_FALSE(Sample(body, Series("outbox_publisher_lag_bytes")).empty());
+  // Everything acknowledged: no lag in time, however long ago the rows committed.
+  EXPECT_EQ(Sample(body, Series("outbox_publisher_lag_seconds")), "0");
+  EXPECT_GE(std::stod(Sample(body, Series("outbox_publisher_confirmed_lsn"))),
             static_cast<double>(end.value()));
-  EXPECT_THAT(body, HasSubstr("outbox_publisher_build_info{version=\""));
+  EXPECT_THAT(body,
+              HasSubstr("outbox_publisher_build_info{slot=\"outbox_publisher\",version=\""));
   EXPECT_EQ(HttpGet(port, "/nowhere").first, 404);
 
   // A second publisher on the same slot stands by: not healthy, and it says why.
@@ -255,7 +258,9 @@ TEST_F(OperationsTest, MetricsAndHealthOverHttp) {
   EXPECT_EQ(verdict.first, 503);
   EXPECT_EQ(verdict.second,
             "not streaming: standing by: another publisher holds the slot\n");
-  EXPECT_EQ(Sample(HttpGet(standby_port, "/metrics").second, "outbox_publisher_up"), "0");
+  EXPECT_EQ(
+      Sample(HttpGet(standby_port, "/metrics").second, Series("outbox_publisher_up")),
+      "0");
   standby->Signal(SIGTERM);
   EXPECT_EQ(standby->Wait(absl::Seconds(30)), 0) << standby->Log();
   publisher_->Signal(SIGTERM);
@@ -283,7 +288,7 @@ TEST_F(OperationsTest, HealthTurnsUnhealthyWhenNothingIsAcknowledgedForThirtySec
                                     "30s; librdkafka reported "));
   EXPECT_THAT(verdict.second, HasSubstr("Connection refused"));
   EXPECT_GE(std::stod(Sample(HttpGet(port, "/metrics").second,
-                             "outbox_publisher_oldest_unacked_age_seconds")),
+                             Series("outbox_publisher_oldest_unacked_age_seconds"))),
             30.0);
   ASSERT_EQ(mock_->Command("up all"), "ok");
   EXPECT_TRUE(

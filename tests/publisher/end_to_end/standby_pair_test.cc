@@ -108,9 +108,9 @@ class StandbyPairTest : public PublisherTest,
     EXPECT_EQ(HttpGet(port, "/livez"), std::make_pair(200, std::string("ok\n")));
     EXPECT_EQ(HttpGet(port, "/readyz"), std::make_pair(200, std::string("ok\n")));
     EXPECT_EQ(HttpGet(port, "/healthz"), std::make_pair(200, std::string("ok\n")));
-    EXPECT_EQ(Sample(port, "outbox_publisher_active"), "1");
-    EXPECT_EQ(Sample(port, "outbox_publisher_standing_by"), "0");
-    EXPECT_EQ(Sample(port, "outbox_publisher_ready"), "1");
+    EXPECT_EQ(Sample(port, Series("outbox_publisher_active")), "1");
+    EXPECT_EQ(Sample(port, Series("outbox_publisher_standing_by")), "0");
+    EXPECT_EQ(Sample(port, Series("outbox_publisher_ready")), "1");
   }
 
   // What a ready standby answers, and its gauges.
@@ -122,9 +122,9 @@ class StandbyPairTest : public PublisherTest,
     EXPECT_EQ(HttpGet(port, "/healthz"),
               std::make_pair(503, std::string("not streaming: standing by: another "
                                               "publisher holds the slot\n")));
-    EXPECT_EQ(Sample(port, "outbox_publisher_active"), "0");
-    EXPECT_EQ(Sample(port, "outbox_publisher_standing_by"), "1");
-    EXPECT_EQ(Sample(port, "outbox_publisher_ready"), "1");
+    EXPECT_EQ(Sample(port, Series("outbox_publisher_active")), "0");
+    EXPECT_EQ(Sample(port, Series("outbox_publisher_standing_by")), "1");
+    EXPECT_EQ(Sample(port, Series("outbox_publisher_ready")), "1");
   }
 
   static bool IsReadyStandby(int port) {

@@ -37,7 +37,7 @@ TEST(LatencyHistogramTest, CountsIntoTheFirstBucketThatHoldsTheValue) {
 }
 
 TEST(MetricsTest, RendersEveryFamilyWithThePrefixAndTypes) {
-  Metrics m({{"version", "1.2.3"}, {"librdkafka", "2.0.2"}});
+  Metrics m(Metrics::Labels{{"version", "1.2.3"}, {"librdkafka", "2.0.2"}});
   RelaySnapshot r;
   r.streaming = true;
   r.stats.rows_seen = 12;
@@ -98,6 +98,42 @@ TEST(MetricsTest, RendersEveryFamilyWithThePrefixAndTypes) {
       EXPECT_THAT(std::string(line), HasSubstr("_total counter")) << line;
     }
   }
+}
+
+TEST(MetricsTest, EverySampleCarriesTheSlotAndTheShard) {
+  Metrics m({{"version", "1"}}, {{"slot", "orders_2_of_4"}, {"shard", "2/4"}});
+  std::string t = m.RenderPrometheus(kNow);
+  int samples = 0;
+  for (absl::string_view line : absl::StrSplit(t, '\n', absl::SkipEmpty())) {
+    if (absl::StartsWith(line, "#")) continue;
+    ++samples;
+    EXPECT_THAT(std::string(line), HasSubstr("{slot=\"orders_2_of_4\",shard=\"2/4\""));
+  }
+  EXPECT_GT(samples, 30);
+  EXPECT_EQ(Sample(t, "outbox_publisher_errors_total{slot=\"orders_2_of_4\",shard=\"2/4\","
+                      "kind=\"mapping\"}"),
+            "0");
+  EXPECT_EQ(Sample(t, "outbox_publisher_build_info{slot=\"orders_2_of_4\",shard=\"2/4\","
+                      "version=\"1\"}"),
+            "1");
+}
+
+TEST(MetricsTest, LagSecondsIsTheOldestWaitingCommitsAgeAndZeroWhenNothingWaits) {
+  Metrics m;
+  RelaySnapshot r;
+  r.streaming = true;
+  m.PublishRelay(r);
+  EXPECT_EQ(Sample(m.RenderPrometheus(kNow), "outbox_publisher_lag_seconds"), "0");
+  // An hour later, still nothing pending: an idle outbox has no lag.
+  EXPECT_EQ(Sample(m.RenderPrometheus(kNow + absl::Hours(1)), "outbox_publisher_lag_seconds"),
+            "0");
+  r.oldest_pending_commit = kNow - absl::Milliseconds(1500);
+  m.PublishRelay(r);
+  EXPECT_EQ(Sample(m.RenderPrometheus(kNow), "outbox_publisher_lag_seconds"), "1.5");
+  // A server clock ahead of this host's: never negative.
+  r.oldest_pending_commit = kNow + absl::Seconds(3);
+  m.PublishRelay(r);
+  EXPECT_EQ(Sample(m.RenderPrometheus(kNow), "outbox_publisher_lag_seconds"), "0");
 }
 
 TEST(MetricsTest, UnknownRetainedWalIsLeftOutAndLabelsAreEscaped) {

@@ -454,7 +454,7 @@ TEST(ConfigTest, SettingsThatVoidAGuaranteeAreRefusedNamingIt) {
 TEST(ConfigTest, SecretsFromTheEnvironmentOrAFileAreRedacted) {
   absl::StatusOr<Config> c =
       Parse({"-F", "/k"}, {{"OUTBOX_KAFKA_SASL_PASSWORD", "env-s3cret"}},
-            {{"/k", "sasl.jaas.config=org.apache.kafka.PlainLoginModule password=pl41n\n"
+            {{"/k", "ssl.key.password=pl41n\n"
                     "ssl.key.pem=PEMDATA\n"}});
   ASSERT_TRUE(c.ok()) << c.status();
   std::string all;
@@ -466,6 +466,19 @@ TEST(ConfigTest, SecretsFromTheEnvironmentOrAFileAreRedacted) {
   }
   EXPECT_THAT(all, HasSubstr("X.sasl.password=********"));
   EXPECT_THAT(all, HasSubstr("kafka-config=/k"));
+}
+
+TEST(ConfigTest, APropertyLibrdkafkaRefusesIsRefusedBeforeAnythingIsShown) {
+  // A Java client's JAAS line, and a misspelled secret: refused, named by key.
+  absl::StatusOr<Config> c =
+      Parse({"-X", "sasl.jaas.config=x required password=\"pl41n\";"});
+  ASSERT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(c.status().message(), HasSubstr("sasl.jaas.config"));
+  EXPECT_THAT(c.status().message(), ::testing::Not(HasSubstr("pl41n")));
+  c = Parse({}, {{"OUTBOX_KAFKA_SASL_PASWORD", "hunter3"}});
+  ASSERT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(c.status().message(), HasSubstr("sasl.pasword"));
+  EXPECT_THAT(c.status().message(), ::testing::Not(HasSubstr("hunter3")));
 }
 
 }  // namespace

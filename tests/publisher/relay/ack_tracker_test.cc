@@ -149,6 +149,24 @@ TEST(AckTrackerTest, CountsInFlightMessagesBytesAndAge) {
   EXPECT_FALSE(t.oldest_unacknowledged().has_value());
 }
 
+TEST(AckTrackerTest, OldestPendingCommitSkipsTransactionsWithoutMessages) {
+  AckTracker t;
+  EXPECT_FALSE(t.oldest_pending_commit().has_value());
+  // An empty transaction (another table's) committed first: it waits for nothing.
+  ASSERT_TRUE(t.Begin(kT0).ok());
+  ASSERT_TRUE(t.Commit(Lsn(10)).ok());
+  ASSERT_TRUE(t.Begin(kT0 + absl::Seconds(5)).ok());
+  MessageToken a = *t.Enqueue(10, kT0 + absl::Seconds(9));
+  ASSERT_TRUE(t.Commit(Lsn(20)).ok());
+  ASSERT_TRUE(t.Begin(kT0 + absl::Seconds(7)).ok());
+  MessageToken b = *t.Enqueue(10, kT0 + absl::Seconds(9));
+  EXPECT_EQ(t.oldest_pending_commit(), kT0 + absl::Seconds(5));
+  t.Acknowledge(a);
+  EXPECT_EQ(t.oldest_pending_commit(), kT0 + absl::Seconds(7)) << "the open one waits";
+  t.Acknowledge(b);
+  EXPECT_FALSE(t.oldest_pending_commit().has_value());
+}
+
 TEST(AckTrackerTest, ManyMessagesOfATransactionAcknowledgedTogether) {
   // A Kafka transaction's commit acknowledges whole PostgreSQL transactions at once.
   AckTracker t;
