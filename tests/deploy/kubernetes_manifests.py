@@ -109,6 +109,42 @@ def check_convergence(deployment, budgets):
             fail("the convergence check passes a budget that refuses every drain")
 
 
+def check_operator(repository, deployments):
+    """deploy/prometheus-operator/: the PodMonitor scrapes every outbox pod on a
+    port each one names, and the PrometheusRule holds exactly alerts.yml's groups."""
+    folder = os.path.join(repository, "deploy/prometheus-operator")
+    with open(os.path.join(folder, "pod-monitor.yaml")) as f:
+        monitor = yaml.safe_load(f)
+    if monitor.get("apiVersion") != "monitoring.coreos.com/v1" or \
+            monitor.get("kind") != "PodMonitor":
+        fail("pod-monitor.yaml is not a monitoring.coreos.com/v1 PodMonitor")
+        return
+    selector = monitor["spec"]["selector"]["matchLabels"]
+    endpoints = monitor["spec"]["podMetricsEndpoints"]
+    for d in deployments:
+        name = d["metadata"]["name"]
+        labels = d["spec"]["template"]["metadata"]["labels"]
+        if any(labels.get(k) != v for k, v in selector.items()):
+            fail("the PodMonitor does not select %s's pods" % name)
+        ports = {p.get("name") for c in d["spec"]["template"]["spec"]["containers"]
+                 for p in c.get("ports", [])}
+        for e in endpoints:
+            if e.get("port") not in ports:
+                fail("the PodMonitor scrapes port %s, which %s does not name" %
+                     (e.get("port"), name))
+            if e.get("path", "/metrics") != "/metrics":
+                fail("the PodMonitor scrapes %s, not /metrics" % e.get("path"))
+    with open(os.path.join(folder, "prometheus-rule.yaml")) as f:
+        rule = yaml.safe_load(f)
+    with open(os.path.join(repository, "deploy/prometheus/alerts.yml")) as f:
+        source = yaml.safe_load(f)
+    if rule.get("kind") != "PrometheusRule" or \
+            rule.get("apiVersion") != "monitoring.coreos.com/v1":
+        fail("prometheus-rule.yaml is not a monitoring.coreos.com/v1 PrometheusRule")
+    elif rule["spec"]["groups"] != source["groups"]:
+        fail("prometheus-rule.yaml's groups are not deploy/prometheus/alerts.yml's")
+
+
 def publisher_flags(build):
     usage = subprocess.run([os.path.join(build, "outbox-publisher"), "--help"],
                            capture_output=True, text=True, check=True).stdout
@@ -158,6 +194,8 @@ def main():
             for arg in c.get("args", []):
                 if arg.startswith("--") and arg[2:] not in flags:
                     fail("consumer: %s is not a flag of outbox-paid-orders" % arg)
+
+    check_operator(repository, [d for d in (publisher, consumer) if d])
 
     if failures:
         print("kubernetes_manifests: %d failure(s)" % len(failures), file=sys.stderr)
