@@ -9,6 +9,9 @@
 //       [--metrics-port 0] [--metrics-address 127.0.0.1]
 //       [-F FILE] [-X librdkafka.property=value ...]
 //
+// Every flag is also an OUTBOX_<FLAG> variable, as for the publisher; --help
+// prints the flags and exits 0, --version the version.
+//
 // Kafka client properties come from -F FILE (or OUTBOX_KAFKA_CONFIG), then
 // OUTBOX_KAFKA_<NAME> variables, then -X, the later winning, as for the publisher
 // (common/kafka_properties.h): credentials stay off the command line.
@@ -18,8 +21,13 @@
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <map>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "common/http/metrics_server.h"
 #include "common/kafka_properties.h"
@@ -51,67 +59,165 @@ struct Flags {
   std::vector<std::string> warnings;  // Deprecated flags used.
 };
 
+// One flag: its name, the value's name and help for --help, and how it sets Flags
+// ("" or why the value is refused). Every flag is also OUTBOX_<NAME> in the
+// environment (--metrics-port: OUTBOX_METRICS_PORT), as for the publisher; the
+// command line wins.
+struct FlagSpec {
+  const char* name;
+  const char* value;
+  const char* help;
+  std::string (*set)(Flags& f, const std::string& v);
+};
+
+std::string ParseDurationFlag(const char* name, const std::string& v, absl::Duration* d) {
+  return absl::ParseDuration(v, d) ? "" : absl::StrCat("bad --", name, " ", v);
+}
+
+const std::vector<FlagSpec>& FlagTable() {
+  static const std::vector<FlagSpec> table = {
+      {"pg", "CONNINFO", "PostgreSQL conninfo of the service's database (required)",
+       [](Flags& f, const std::string& v) { f.pg = v; return std::string(); }},
+      {"brokers", "HOST:PORT[,...]", "Kafka bootstrap servers (required)",
+       [](Flags& f, const std::string& v) { f.brokers = v; return std::string(); }},
+      {"group", "G", "consumer group (default paid-orders)",
+       [](Flags& f, const std::string& v) { f.group = v; return std::string(); }},
+      {"topic", "T[,T...]", "topics to consume (default outbox.event.order)",
+       [](Flags& f, const std::string& v) { f.topics = v; return std::string(); }},
+      {"dead-letter-topic", "T", "where records that keep failing go "
+                                 "(default paid-orders.dead-letter)",
+       [](Flags& f, const std::string& v) {
+         f.dead_letter_topic = v;
+         return std::string();
+       }},
+      {"processed-table", "NAME", "the processed-messages table (default processed_messages)",
+       [](Flags& f, const std::string& v) {
+         f.processed_table = v;
+         return std::string();
+       }},
+      {"retention", "DURATION", "how long processed ids are kept (default 168h)",
+       [](Flags& f, const std::string& v) {
+         return ParseDurationFlag("retention", v, &f.retention);
+       }},
+      {"max-attempts", "N", "tries of a record's effect before its dead letter (default 10)",
+       [](Flags& f, const std::string& v) {
+         return absl::SimpleAtoi(v, &f.max_attempts) && f.max_attempts >= 1
+                    ? std::string()
+                    : "bad --max-attempts " + v;
+       }},
+      {"log-stats-every", "DURATION", "interval of the stats line (default 10s)",
+       [](Flags& f, const std::string& v) {
+         return ParseDurationFlag("log-stats-every", v, &f.stats_interval);
+       }},
+      {"stats-interval", "DURATION", "deprecated: --log-stats-every",
+       [](Flags& f, const std::string& v) {
+         f.warnings.push_back("--stats-interval is deprecated: it is --log-stats-every");
+         return ParseDurationFlag("stats-interval", v, &f.stats_interval);
+       }},
+      {"log-format", "json|text", "log line format (default json)",
+       [](Flags& f, const std::string& v) {
+         if (v != "json" && v != "text") return std::string("--log-format is json or text");
+         f.log_format = v;
+         return std::string();
+       }},
+      {"metrics-port", "P", "serve /metrics, /healthz, /readyz, /livez (default 0: off)",
+       [](Flags& f, const std::string& v) {
+         return absl::SimpleAtoi(v, &f.metrics_port) && f.metrics_port >= 0 &&
+                        f.metrics_port <= 65535
+                    ? std::string()
+                    : "bad --metrics-port " + v + " (0-65535, 0 = off)";
+       }},
+      {"metrics-address", "A", "address the metrics server binds (default 127.0.0.1)",
+       [](Flags& f, const std::string& v) {
+         f.metrics_address = v;
+         return std::string();
+       }},
+  };
+  return table;
+}
+
+const FlagSpec* FindFlag(const std::string& name) {
+  for (const FlagSpec& spec : FlagTable()) {
+    if (name == spec.name) return &spec;
+  }
+  return nullptr;
+}
+
+std::string UsageText() {
+  std::string out =
+      "usage: outbox-paid-orders --pg CONNINFO --brokers HOST:PORT [flags]\n"
+      "The consumer kit's example service: applies OrderPaid events exactly once.\n\n";
+  for (const FlagSpec& spec : FlagTable()) {
+    absl::StrAppend(&out, "  --", spec.name, " ", spec.value, "\n      ", spec.help, "\n");
+  }
+  absl::StrAppend(
+      &out,
+      "  -F FILE\n      a Kafka properties file (key=value lines; also "
+      "OUTBOX_KAFKA_CONFIG)\n",
+      "  -X property=value\n      a librdkafka property (repeatable)\n",
+      "  --help, --version\n\n",
+      "Every flag is also an OUTBOX_<FLAG> variable (--metrics-port: "
+      "OUTBOX_METRICS_PORT); the command line wins.\n"
+      "Kafka properties also come from OUTBOX_KAFKA_<NAME> (sasl.password: "
+      "OUTBOX_KAFKA_SASL_PASSWORD) and OUTBOX_KAFKA_CONFIG=FILE; -X wins over the "
+      "environment, which wins over the file.\n");
+  return out;
+}
+
 int Usage(const std::string& why) {
-  std::cerr << "outbox-paid-orders: " << why
-            << "\nusage: outbox-paid-orders --pg CONNINFO --brokers HOST:PORT [--group G]"
-               " [--topic T[,T...]] [--dead-letter-topic T] [--processed-table NAME]"
-               " [--retention DURATION] [--max-attempts N] [--log-stats-every DURATION]"
-               " [--log-format json|text] [--metrics-port P] [--metrics-address A]"
-               " [-F FILE] [-X property=value ...]\n"
-               "Kafka properties also come from OUTBOX_KAFKA_<NAME> (sasl.password:"
-               " OUTBOX_KAFKA_SASL_PASSWORD) and OUTBOX_KAFKA_CONFIG=FILE;"
-               " -X wins over the environment, which wins over the file.\n";
+  std::cerr << "outbox-paid-orders: " << why << "\n" << UsageText();
   return 2;
 }
 
-// Parses argv into `f`; "" or why not.
-std::string Parse(int argc, char** argv, Flags& f) {
+// OUTBOX_<FLAG> for `name`: metrics-port -> OUTBOX_METRICS_PORT.
+std::string EnvName(absl::string_view name) {
+  return "OUTBOX_" + absl::AsciiStrToUpper(absl::StrReplaceAll(name, {{"-", "_"}}));
+}
+
+// What Parse found besides flags.
+enum class Action { kRun, kHelp, kVersion };
+
+// Parses the environment's OUTBOX_<FLAG> variables and argv into `f`, a flag on
+// the command line replacing its variable (even one whose value is refused); ""
+// or why not.
+std::string Parse(int argc, char** argv, const outbox::Environment& env, Flags& f,
+                  Action& action) {
+  // Each flag's value and where it came from, the command line last.
+  std::map<std::string, std::pair<std::string, std::string>> given;
+  for (const FlagSpec& spec : FlagTable()) {
+    if (std::optional<std::string> v = env.lookup(EnvName(spec.name))) {
+      given[spec.name] = {*v, absl::StrCat(" (from ", EnvName(spec.name), ")")};
+    }
+  }
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      action = Action::kHelp;
+      return "";
+    }
+    if (a == "--version") {
+      action = Action::kVersion;
+      return "";
+    }
     if (i + 1 >= argc) return "missing a value after " + a;
     std::string v = argv[++i];
-    if (a == "--pg") {
-      f.pg = v;
-    } else if (a == "--brokers") {
-      f.brokers = v;
-    } else if (a == "--group") {
-      f.group = v;
-    } else if (a == "--topic") {
-      f.topics = v;
-    } else if (a == "--dead-letter-topic") {
-      f.dead_letter_topic = v;
-    } else if (a == "--processed-table") {
-      f.processed_table = v;
-    } else if (a == "--log-format") {
-      if (v != "json" && v != "text") return "--log-format is json or text";
-      f.log_format = v;
-    } else if (a == "--retention") {
-      if (!absl::ParseDuration(v, &f.retention)) return "bad --retention " + v;
-    } else if (a == "--log-stats-every" || a == "--stats-interval") {
-      if (!absl::ParseDuration(v, &f.stats_interval)) return "bad " + a + " " + v;
-      if (a == "--stats-interval") {
-        f.warnings.push_back("--stats-interval is deprecated: it is --log-stats-every");
-      }
-    } else if (a == "--metrics-port") {
-      if (!absl::SimpleAtoi(v, &f.metrics_port) || f.metrics_port < 0 ||
-          f.metrics_port > 65535) {
-        return "bad --metrics-port " + v + " (0-65535, 0 = off)";
-      }
-    } else if (a == "--metrics-address") {
-      f.metrics_address = v;
-    } else if (a == "-F") {
+    if (a == "-F") {
       f.kafka_config = v;
-    } else if (a == "--max-attempts") {
-      if (!absl::SimpleAtoi(v, &f.max_attempts) || f.max_attempts < 1) {
-        return "bad --max-attempts " + v;
-      }
     } else if (a == "-X") {
       std::pair<std::string, std::string> kv = absl::StrSplit(v, absl::MaxSplits('=', 1));
       if (kv.second.empty()) return "-X needs property=value, not " + v;
       f.command_line.push_back(kv);
+    } else if (absl::StartsWith(a, "--") && FindFlag(a.substr(2)) != nullptr) {
+      given[a.substr(2)] = {v, ""};
     } else {
       return "unknown flag " + a;
     }
+  }
+  for (const FlagSpec& spec : FlagTable()) {
+    auto it = given.find(spec.name);
+    if (it == given.end()) continue;
+    if (std::string why = spec.set(f, it->second.first); !why.empty())
+      return why + it->second.second;
   }
   if (f.pg.empty() || f.brokers.empty()) return "--pg and --brokers are required";
   return "";
@@ -126,9 +232,18 @@ int Fail(outbox::Logger& log, const absl::Status& s, const char* what) {
 
 int main(int argc, char** argv) {
   Flags f;
-  if (std::string why = Parse(argc, argv, f); !why.empty()) return Usage(why);
-  // -F wins over OUTBOX_KAFKA_CONFIG, as a flag over its variable.
   outbox::Environment env = outbox::ProcessEnvironment();
+  Action action = Action::kRun;
+  if (std::string why = Parse(argc, argv, env, f, action); !why.empty()) return Usage(why);
+  if (action == Action::kHelp) {
+    std::cout << UsageText();
+    return 0;
+  }
+  if (action == Action::kVersion) {
+    std::cout << "outbox-paid-orders " << OUTBOX_PUBLISHER_VERSION << "\n";
+    return 0;
+  }
+  // -F wins over OUTBOX_KAFKA_CONFIG, as a flag over its variable.
   if (f.kafka_config.empty()) {
     f.kafka_config = env.lookup(outbox::kKafkaConfigEnv).value_or("");
   }
