@@ -84,9 +84,13 @@ PY
 
 proto_dir="$root/proto"
 run_python() {
+  # As its README says: a virtualenv with requirements.txt's pinned versions.
   mkdir -p "$work/python"
+  python3 -m venv "$work/venv"
+  "$work/venv/bin/pip" install -q -r "$root/examples/consumers/python/requirements.txt"
   protoc --python_out="$work/python" -I "$proto_dir" "$proto_dir/outbox/v1/envelope.proto"
-  OUTBOX_PROTO_PY="$work/python" /usr/bin/python3 "$root/examples/consumers/python/consumer.py"
+  OUTBOX_PROTO_PY="$work/python" "$work/venv/bin/python" \
+    "$root/examples/consumers/python/consumer.py"
 }
 run_go() {
   "$root/examples/consumers/go/run.sh"

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# Builds and runs the Java example: fetches pom.xml's jars (scripts/fetch-jars.sh,
-# cached), generates the envelope's classes with protoc outside the source tree,
-# compiles with javac and runs. The environment settings are OutboxConsumer.java's.
+# Builds and runs the Java example as its pom says: `mvn package` (the protobuf
+# plugin generates the envelope's classes from the repository's proto files) into
+# a build folder outside the source tree, then runs the jar with pom.xml's
+# dependencies (scripts/fetch-jars.sh, cached). The environment settings are
+# OutboxConsumer.java's.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
-lib=$("$root/scripts/fetch-jars.sh" "$here/pom.xml")
 build=$(mktemp -d "${TMPDIR:-/tmp}/outbox-java-example.XXXXXX")
 trap 'rm -rf "$build"' EXIT
-mkdir -p "$build/gen" "$build/classes"
-protoc --java_out="$build/gen" -I "$root/proto" "$root/proto/outbox/v1/envelope.proto"
-javac -nowarn -d "$build/classes" -cp "$lib/*" $(find "$build/gen" "$here/src" -name '*.java')
-java -cp "$build/classes:$lib/*" example.OutboxConsumer
+mvn -q -B -f "$here/pom.xml" package -Doutbox.build.directory="$build" >&2
+lib=$("$root/scripts/fetch-jars.sh" "$here/pom.xml")
+java -cp "$build/outbox-consumer-java-1.jar:$lib/*" example.OutboxConsumer

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """An idempotent outbox consumer in Python (docs/consumer.md, "What the consumer must do").
 
-confluent-kafka, protobuf and psycopg2, all from Debian's packages
-(python3-confluent-kafka, python3-protobuf, python3-psycopg2). For each record it
+confluent-kafka, protobuf and psycopg2, pinned in requirements.txt
+(python3 -m venv venv && venv/bin/pip install -r requirements.txt; Debian's
+python3-confluent-kafka, python3-protobuf and python3-psycopg2 work too). For each record it
 decodes the outbox.v1.Envelope, then, in one PostgreSQL transaction, claims the
 envelope's id in processed_messages and applies the effect (one more event counted
 for the aggregate in example_effects). A redelivered id claims nothing, so its
