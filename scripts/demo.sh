@@ -167,7 +167,7 @@ consume paid-orders-replay
 psql -c "SELECT order_id, payments, paid FROM order_payments"
 echo "The second reading found every id in processed_messages: nothing applied twice."
 
-say "Is it healthy? GET /healthz, and a few lines of GET /metrics"
+say "Is it healthy? GET /healthz and /readyz, and a few lines of GET /metrics"
 # bash's /dev/tcp: no HTTP client needed.
 http_get() {
   exec 4<>"/dev/tcp/127.0.0.1/$metrics_port"
@@ -179,8 +179,9 @@ for _ in $(seq 1 50); do
   grep -q 'retained_wal' <(http_get /metrics) && break
   sleep 0.1
 done
-echo "  /healthz: $(http_get /healthz)"
-http_get /metrics | grep -E '^outbox_publisher_(acknowledged_total|in_flight_messages|lag_bytes|oldest_unacked_age_seconds|slot_retained_wal_bytes|commit_to_ack_seconds_count|errors_total)' |
+echo "  /healthz (the active publisher, streaming): $(http_get /healthz)"
+echo "  /readyz (doing its job, as active or as a standby that could take over): $(http_get /readyz)"
+http_get /metrics | grep -E '^outbox_publisher_(active|acknowledged_total|in_flight_messages|lag_bytes|lag_seconds|oldest_unacked_age_seconds|slot_retained_wal_bytes|commit_to_ack_seconds_count|errors_total)' |
   sed 's/^/  /'
 
 say "Stopping the publisher (SIGTERM): it drains, confirms and exits 0"
