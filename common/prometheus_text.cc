@@ -9,9 +9,15 @@ namespace outbox {
 void AppendMetricFamily(std::string* out, absl::string_view prefix, absl::string_view name,
                         absl::string_view type, absl::string_view help, double value,
                         absl::string_view labels) {
-  absl::StrAppend(out, "# HELP ", prefix, name, " ", help, "\n# TYPE ", prefix, name, " ",
-                  type, "\n", Series(absl::StrCat(prefix, name), labels), " ",
+  AppendMetricHeader(out, prefix, name, type, help);
+  absl::StrAppend(out, Series(absl::StrCat(prefix, name), labels), " ",
                   absl::StrFormat("%.17g", value), "\n");
+}
+
+void AppendMetricHeader(std::string* out, absl::string_view prefix, absl::string_view name,
+                        absl::string_view type, absl::string_view help) {
+  absl::StrAppend(out, "# HELP ", prefix, name, " ", help, "\n# TYPE ", prefix, name, " ",
+                  type, "\n");
 }
 
 std::string RenderLabels(const std::vector<std::pair<std::string, std::string>>& labels) {

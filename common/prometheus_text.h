@@ -17,6 +17,11 @@ void AppendMetricFamily(std::string* out, absl::string_view prefix, absl::string
                         absl::string_view type, absl::string_view help, double value,
                         absl::string_view labels = "");
 
+// Appends the HELP and TYPE lines of the family `prefix` + `name`, for a family
+// whose samples the caller appends.
+void AppendMetricHeader(std::string* out, absl::string_view prefix, absl::string_view name,
+                        absl::string_view type, absl::string_view help);
+
 // Labels rendered for a sample: name="escaped value",... in the order given.
 std::string RenderLabels(const std::vector<std::pair<std::string, std::string>>& labels);
 

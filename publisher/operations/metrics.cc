@@ -15,8 +15,7 @@ constexpr char kPrefix[] = "outbox_publisher_";
 // HELP and TYPE of a family whose samples the caller appends.
 void Header(std::string* out, absl::string_view name, absl::string_view type,
             absl::string_view help) {
-  absl::StrAppend(out, "# HELP ", kPrefix, name, " ", help, "\n# TYPE ", kPrefix, name,
-                  " ", type, "\n");
+  outbox::AppendMetricHeader(out, kPrefix, name, type, help);
 }
 
 }  // namespace
