@@ -30,7 +30,19 @@ for p in "${packages[@]}"; do
   fi
 done
 
+# The German locale for the standby pair's language test (StandbyPairTest: a server
+# with lc_messages=de_DE.UTF-8), from the locales package's sources.
+ensure_test_locale() {
+  locale -a 2>/dev/null | grep -qix 'de_DE.utf-\?8' && return 0
+  command -v localedef >/dev/null && [ -d /usr/share/i18n/locales ] || return 0
+  local sudo_locale=""
+  [ "$(id -u)" -ne 0 ] && sudo_locale="sudo"
+  $sudo_locale localedef -i de_DE -f UTF-8 de_DE.UTF-8 >/dev/null 2>&1 &&
+    echo "install-deps: generated the de_DE.UTF-8 locale"
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
+  ensure_test_locale
   echo "install-deps: all ${#packages[@]} packages present"
   exit 0
 fi
@@ -57,4 +69,5 @@ export DEBIAN_FRONTEND=noninteractive
 step "updating the package lists" $sudo apt-get update -q
 step "installing ${missing[*]}" \
   $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+ensure_test_locale
 echo "install-deps: done (log: $log)"
