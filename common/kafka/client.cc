@@ -4,6 +4,7 @@
 #include <librdkafka/rdkafka.h>
 
 #include "absl/strings/str_cat.h"
+#include "common/kafka/handles.h"
 #include "common/kafka_properties.h"
 
 namespace outbox {
@@ -14,42 +15,20 @@ LogLevel FromSyslog(int level) {
   return LogLevel::kDebug;
 }
 
-absl::StatusOr<rd_kafka_conf_t*> NewKafkaConf(
-    std::vector<std::pair<std::string, std::string>> properties,
-    const std::vector<std::pair<std::string, std::string>>& overrides) {
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  char err[512];
-  for (const auto& kv : overrides) properties.push_back(kv);
-  for (const auto& [key, value] : properties) {
-    if (rd_kafka_conf_set(conf, key.c_str(), value.c_str(), err, sizeof(err)) !=
-        RD_KAFKA_CONF_OK) {
-      rd_kafka_conf_destroy(conf);
-      return absl::InvalidArgumentError(RefusedPropertyMessage(key, value, err));
-    }
-  }
-  return conf;
-}
-
 absl::Status CheckKafkaProperties(
     const std::vector<std::pair<std::string, std::string>>& properties) {
-  absl::StatusOr<rd_kafka_conf_t*> conf = NewKafkaConf(properties, {});
-  if (!conf.ok()) return conf.status();
-  rd_kafka_conf_destroy(*conf);
-  return absl::OkStatus();
+  return NewKafkaConf(properties, {}).status();
 }
 
 bool IsKafkaProperty(absl::string_view key) {
   std::string name(key);
   size_t size = 0;
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  bool known = rd_kafka_conf_get(conf, name.c_str(), nullptr, &size) != RD_KAFKA_CONF_UNKNOWN;
-  rd_kafka_conf_destroy(conf);
-  if (known) return true;
-  rd_kafka_topic_conf_t* topic = rd_kafka_topic_conf_new();
-  known = rd_kafka_topic_conf_get(topic, name.c_str(), nullptr, &size) !=
-          RD_KAFKA_CONF_UNKNOWN;
-  rd_kafka_topic_conf_destroy(topic);
-  return known;
+  KafkaConf conf(rd_kafka_conf_new());
+  if (rd_kafka_conf_get(conf.get(), name.c_str(), nullptr, &size) != RD_KAFKA_CONF_UNKNOWN)
+    return true;
+  KafkaTopicConf topic(rd_kafka_topic_conf_new());
+  return rd_kafka_topic_conf_get(topic.get(), name.c_str(), nullptr, &size) !=
+         RD_KAFKA_CONF_UNKNOWN;
 }
 
 std::vector<std::pair<std::string, std::string>> MessageHeaders(

@@ -1,7 +1,7 @@
 // librdkafka helpers that both sides' shells share (the publisher's producers, the
 // consumer kit's consumer and dead-letter producer): a client configuration, a
 // message's headers, what a delivery report proves, and librdkafka's log lines and
-// error codes in our terms.
+// error codes in our terms. Handles and the making of a client: handles.h.
 #ifndef COMMON_KAFKA_CLIENT_H_
 #define COMMON_KAFKA_CLIENT_H_
 
@@ -16,16 +16,8 @@
 #include "common/log.h"
 
 typedef struct rd_kafka_message_s rd_kafka_message_t;
-typedef struct rd_kafka_conf_s rd_kafka_conf_t;
 
 namespace outbox {
-
-// A client configuration: `properties`, then `overrides` (the user's -X) on top.
-// kInvalidArgument naming a property librdkafka refuses and why, never its value
-// (RefusedPropertyMessage). The caller owns the conf.
-absl::StatusOr<rd_kafka_conf_t*> NewKafkaConf(
-    std::vector<std::pair<std::string, std::string>> properties,
-    const std::vector<std::pair<std::string, std::string>>& overrides);
 
 // Whether librdkafka takes every one of `properties` (NewKafkaConf's refusal if
 // not), without making a client: configuration is judged before anything is

@@ -11,9 +11,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/kafka/handles.h"
 #include "consumer/failures/dead_letters.h"
-
-typedef struct rd_kafka_s rd_kafka_t;
 
 namespace consumer {
 
@@ -31,7 +30,7 @@ class KafkaDeadLetters : public DeadLetterSink {
  private:
   explicit KafkaDeadLetters(std::string topic) : topic_(std::move(topic)) {}
   std::string topic_;
-  rd_kafka_t* rk_ = nullptr;
+  outbox::KafkaClient rk_;
 };
 
 }  // namespace consumer

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/kafka/client.h"
+#include "common/status_macros.h"
 
 namespace consumer {
 namespace {
@@ -14,14 +15,13 @@ namespace {
 constexpr int kSeekTimeoutMs = 10000;
 constexpr int kCommittedTimeoutMs = 10000;
 
-// A partition list of one, freed when it goes out of scope.
+// A partition list of one.
 struct OnePartition {
   OnePartition(const TopicPartition& tp, int64_t offset = RD_KAFKA_OFFSET_INVALID)
       : list(rd_kafka_topic_partition_list_new(1)) {
-    rd_kafka_topic_partition_list_add(list, tp.topic.c_str(), tp.partition)->offset =
+    rd_kafka_topic_partition_list_add(list.get(), tp.topic.c_str(), tp.partition)->offset =
         offset;
   }
-  ~OnePartition() { rd_kafka_topic_partition_list_destroy(list); }
   // The first error: the call's, else the partition's.
   absl::Status Status(rd_kafka_resp_err_t call, absl::string_view what) const {
     rd_kafka_resp_err_t err = call ? call : list->elems[0].err;
@@ -30,7 +30,7 @@ struct OnePartition {
                                                       "[", list->elems[0].partition,
                                                       "]: ", rd_kafka_err2str(err)));
   }
-  rd_kafka_topic_partition_list_t* list;
+  outbox::KafkaPartitionList list;
 };
 
 std::vector<TopicPartition> Partitions(const rd_kafka_topic_partition_list_t* list) {
@@ -74,28 +74,21 @@ absl::StatusOr<std::unique_ptr<KafkaSource>> KafkaSource::Create(
       {"auto.offset.reset", "earliest"},
       {"isolation.level", "read_committed"},
   };
-  absl::StatusOr<rd_kafka_conf_t*> made =
-      outbox::NewKafkaConf(std::move(properties), options.properties);
-  if (!made.ok()) return made.status();
-  rd_kafka_conf_t* conf = *made;
-  char err[512];
-  rd_kafka_conf_set_opaque(conf, s.get());
-  rd_kafka_conf_set_rebalance_cb(conf, &KafkaSourceCallbacks::OnRebalance);
-  rd_kafka_conf_set_error_cb(conf, &KafkaSourceCallbacks::OnError);
-  s->rk_ = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
-  if (s->rk_ == nullptr) {
-    rd_kafka_conf_destroy(conf);
-    return absl::InvalidArgumentError(
-        absl::StrCat("cannot create the Kafka consumer: ", err));
-  }
-  rd_kafka_poll_set_consumer(s->rk_);
-  rd_kafka_topic_partition_list_t* topics =
-      rd_kafka_topic_partition_list_new(static_cast<int>(options.topics.size()));
+  ASSIGN_OR_RETURN(outbox::KafkaConf conf,
+                   outbox::NewKafkaConf(std::move(properties), options.properties));
+  ASSIGN_OR_RETURN(s->rk_, outbox::NewKafkaClient(
+                               RD_KAFKA_CONSUMER, std::move(conf),
+                               {.opaque = s.get(),
+                                .error = &KafkaSourceCallbacks::OnError,
+                                .rebalance = &KafkaSourceCallbacks::OnRebalance},
+                               "the Kafka consumer"));
+  rd_kafka_poll_set_consumer(s->rk_.get());
+  outbox::KafkaPartitionList topics(
+      rd_kafka_topic_partition_list_new(static_cast<int>(options.topics.size())));
   for (const std::string& t : options.topics) {
-    rd_kafka_topic_partition_list_add(topics, t.c_str(), RD_KAFKA_PARTITION_UA);
+    rd_kafka_topic_partition_list_add(topics.get(), t.c_str(), RD_KAFKA_PARTITION_UA);
   }
-  rd_kafka_resp_err_t e = rd_kafka_subscribe(s->rk_, topics);
-  rd_kafka_topic_partition_list_destroy(topics);
+  rd_kafka_resp_err_t e = rd_kafka_subscribe(s->rk_.get(), topics.get());
   if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
     return absl::InvalidArgumentError(
         absl::StrCat("cannot subscribe to the topics: ", rd_kafka_err2str(e)));
@@ -106,13 +99,12 @@ absl::StatusOr<std::unique_ptr<KafkaSource>> KafkaSource::Create(
 KafkaSource::~KafkaSource() {
   if (rk_ == nullptr) return;
   Close().IgnoreError();
-  rd_kafka_destroy(rk_);
 }
 
 absl::Status KafkaSource::Close() {
   if (closed_) return absl::OkStatus();
   closed_ = true;
-  rd_kafka_resp_err_t e = rd_kafka_consumer_close(rk_);
+  rd_kafka_resp_err_t e = rd_kafka_consumer_close(rk_.get());
   if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
     return absl::UnavailableError(
         absl::StrCat("closing the Kafka consumer: ", rd_kafka_err2str(e)));
@@ -121,17 +113,16 @@ absl::Status KafkaSource::Close() {
 }
 
 void KafkaSource::Rebalance(int err, rd_kafka_topic_partition_list_t* partitions) {
-  bool cooperative = std::strcmp(rd_kafka_rebalance_protocol(rk_), "COOPERATIVE") == 0;
+  bool cooperative = std::strcmp(rd_kafka_rebalance_protocol(rk_.get()), "COOPERATIVE") == 0;
   if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
     log_.Info("partitions assigned", {{"count", static_cast<int64_t>(partitions->cnt)}});
     if (cooperative) {
-      if (rd_kafka_error_t* e = rd_kafka_incremental_assign(rk_, partitions)) {
+      if (outbox::KafkaError e{rd_kafka_incremental_assign(rk_.get(), partitions)}) {
         log_.Error("cannot take the assigned partitions",
-                   {{"error", rd_kafka_error_string(e)}});
-        rd_kafka_error_destroy(e);
+                   {{"error", rd_kafka_error_string(e.get())}});
       }
     } else {
-      rd_kafka_assign(rk_, partitions);
+      rd_kafka_assign(rk_.get(), partitions);
     }
     return;
   }
@@ -139,8 +130,8 @@ void KafkaSource::Rebalance(int err, rd_kafka_topic_partition_list_t* partitions
   // that the next owner starts right after it.
   if (on_revoke_) on_revoke_(Partitions(partitions));
   log_.Info("partitions revoked", {{"count", static_cast<int64_t>(partitions->cnt)}});
-  if (!rd_kafka_assignment_lost(rk_)) {
-    rd_kafka_resp_err_t e = rd_kafka_commit(rk_, nullptr, /*async=*/0);
+  if (!rd_kafka_assignment_lost(rk_.get())) {
+    rd_kafka_resp_err_t e = rd_kafka_commit(rk_.get(), nullptr, /*async=*/0);
     if (e != RD_KAFKA_RESP_ERR_NO_ERROR && e != RD_KAFKA_RESP_ERR__NO_OFFSET) {
       log_.Warn(
           "cannot commit offsets before the rebalance (the next owner re-reads "
@@ -149,25 +140,22 @@ void KafkaSource::Rebalance(int err, rd_kafka_topic_partition_list_t* partitions
     }
   }
   if (cooperative) {
-    if (rd_kafka_error_t* e = rd_kafka_incremental_unassign(rk_, partitions)) {
-      rd_kafka_error_destroy(e);
-    }
+    outbox::KafkaError ignored{rd_kafka_incremental_unassign(rk_.get(), partitions)};
   } else {
-    rd_kafka_assign(rk_, nullptr);
+    rd_kafka_assign(rk_.get(), nullptr);
   }
 }
 
 absl::StatusOr<std::optional<InboundRecord>> KafkaSource::Poll(absl::Duration timeout) {
-  rd_kafka_message_t* m =
-      rd_kafka_consumer_poll(rk_, static_cast<int>(absl::ToInt64Milliseconds(timeout)));
+  outbox::KafkaMessage m(
+      rd_kafka_consumer_poll(rk_.get(), static_cast<int>(absl::ToInt64Milliseconds(timeout))));
   if (m == nullptr) return std::nullopt;
   if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    std::string what = rd_kafka_message_errstr(m);
+    std::string what = rd_kafka_message_errstr(m.get());
     rd_kafka_resp_err_t err = m->err;
-    rd_kafka_message_destroy(m);
     if (err == RD_KAFKA_RESP_ERR__FATAL) {
       char reason[512];
-      rd_kafka_fatal_error(rk_, reason, sizeof(reason));
+      rd_kafka_fatal_error(rk_.get(), reason, sizeof(reason));
       return absl::InternalError(absl::StrCat("the Kafka consumer failed: ", reason));
     }
     if (err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
@@ -182,43 +170,41 @@ absl::StatusOr<std::optional<InboundRecord>> KafkaSource::Poll(absl::Duration ti
   if (m->payload != nullptr) {
     r.value.assign(static_cast<const char*>(m->payload), m->len);
   }
-  r.headers = outbox::MessageHeaders(m);
+  r.headers = outbox::MessageHeaders(m.get());
   rd_kafka_timestamp_type_t type;
-  int64_t timestamp = rd_kafka_message_timestamp(m, &type);
+  int64_t timestamp = rd_kafka_message_timestamp(m.get(), &type);
   if (type != RD_KAFKA_TIMESTAMP_NOT_AVAILABLE) r.timestamp_ms = timestamp;
-  rd_kafka_message_destroy(m);
   return r;
 }
 
 absl::Status KafkaSource::Pause(const TopicPartition& tp) {
   OnePartition p(tp);
-  return p.Status(rd_kafka_pause_partitions(rk_, p.list), "pausing");
+  return p.Status(rd_kafka_pause_partitions(rk_.get(), p.list.get()), "pausing");
 }
 
 absl::Status KafkaSource::ResumeFrom(const TopicPartition& tp, int64_t offset) {
   // Seek first, waiting for the fetcher: nothing fetched before the pause may
   // come through after it.
   OnePartition p(tp, offset);
-  if (rd_kafka_error_t* e = rd_kafka_seek_partitions(rk_, p.list, kSeekTimeoutMs)) {
-    absl::Status s = absl::FailedPreconditionError(absl::StrCat(
-        "seeking ", tp.topic, "[", tp.partition, "]: ", rd_kafka_error_string(e)));
-    rd_kafka_error_destroy(e);
-    return s;
+  if (outbox::KafkaError e{rd_kafka_seek_partitions(rk_.get(), p.list.get(), kSeekTimeoutMs)}) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "seeking ", tp.topic, "[", tp.partition, "]: ", rd_kafka_error_string(e.get())));
   }
   if (absl::Status s = p.Status(RD_KAFKA_RESP_ERR_NO_ERROR, "seeking"); !s.ok()) return s;
-  return p.Status(rd_kafka_resume_partitions(rk_, p.list), "resuming");
+  return p.Status(rd_kafka_resume_partitions(rk_.get(), p.list.get()), "resuming");
 }
 
 absl::Status KafkaSource::Done(const TopicPartition& tp, int64_t offset) {
   OnePartition p(tp, offset + 1);
-  return p.Status(rd_kafka_offsets_store(rk_, p.list), "storing the offset of");
+  return p.Status(rd_kafka_offsets_store(rk_.get(), p.list.get()), "storing the offset of");
 }
 
 absl::StatusOr<std::vector<std::pair<TopicPartition, int64_t>>> KafkaSource::Committed() {
-  rd_kafka_topic_partition_list_t* list = nullptr;
-  rd_kafka_resp_err_t e = rd_kafka_assignment(rk_, &list);
+  rd_kafka_topic_partition_list_t* raw = nullptr;
+  rd_kafka_resp_err_t e = rd_kafka_assignment(rk_.get(), &raw);
+  outbox::KafkaPartitionList list(raw);
   if (e == RD_KAFKA_RESP_ERR_NO_ERROR)
-    e = rd_kafka_committed(rk_, list, kCommittedTimeoutMs);
+    e = rd_kafka_committed(rk_.get(), list.get(), kCommittedTimeoutMs);
   std::vector<std::pair<TopicPartition, int64_t>> out;
   if (e == RD_KAFKA_RESP_ERR_NO_ERROR) {
     for (int i = 0; i < list->cnt; ++i) {
@@ -228,7 +214,6 @@ absl::StatusOr<std::vector<std::pair<TopicPartition, int64_t>>> KafkaSource::Com
            p.err == RD_KAFKA_RESP_ERR_NO_ERROR && p.offset >= 0 ? p.offset : -1});
     }
   }
-  if (list != nullptr) rd_kafka_topic_partition_list_destroy(list);
   if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
     return absl::UnavailableError(
         absl::StrCat("reading the committed offsets: ", rd_kafka_err2str(e)));

@@ -18,11 +18,9 @@
 #include <utility>
 #include <vector>
 
+#include "common/kafka/handles.h"
 #include "common/log.h"
 #include "consumer/record_source.h"
-
-typedef struct rd_kafka_s rd_kafka_t;
-typedef struct rd_kafka_topic_partition_list_s rd_kafka_topic_partition_list_t;
 
 namespace consumer {
 
@@ -57,7 +55,7 @@ class KafkaSource : public RecordSource {
   void Rebalance(int err, rd_kafka_topic_partition_list_t* partitions);
 
   outbox::Logger& log_;
-  rd_kafka_t* rk_ = nullptr;
+  outbox::KafkaClient rk_;
   bool closed_ = false;
 };
 

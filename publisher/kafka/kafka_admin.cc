@@ -3,51 +3,36 @@
 
 #include <librdkafka/rdkafka.h>
 
-#include <memory>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/kafka/handles.h"
 #include "publisher/kafka/kafka_sink.h"
 
 namespace publisher {
-namespace {
-
-template <typename T, void (*Destroy)(T*)>
-struct Deleter {
-  void operator()(T* p) const { Destroy(p); }
-};
-
-}  // namespace
 
 absl::Status CreateCompactedTopic(const KafkaOptions& kafka, const std::string& topic,
                                   absl::Duration timeout) {
-  absl::StatusOr<rd_kafka_conf_t*> conf =
+  absl::StatusOr<outbox::KafkaConf> conf =
       outbox::NewKafkaConf({{"bootstrap.servers", kafka.brokers}}, kafka.properties);
   if (!conf.ok()) return conf.status();
-  char err[512];
-  std::unique_ptr<rd_kafka_t, Deleter<rd_kafka_t, rd_kafka_destroy>> rk(
-      rd_kafka_new(RD_KAFKA_PRODUCER, *conf, err, sizeof(err)));
-  if (rk == nullptr) {
-    rd_kafka_conf_destroy(*conf);
-    return absl::InvalidArgumentError(
-        absl::StrCat("cannot create a Kafka client: ", err));
-  }
+  absl::StatusOr<outbox::KafkaClient> rk =
+      outbox::NewKafkaClient(RD_KAFKA_PRODUCER, *std::move(conf), {}, "a Kafka client");
+  if (!rk.ok()) return rk.status();
   // One partition: a key's checkpoints stay in order, and there is one key per
   // publisher. -1: the cluster's default replication factor.
-  rd_kafka_NewTopic_t* spec =
-      rd_kafka_NewTopic_new(topic.c_str(), 1, -1, err, sizeof(err));
+  char err[512];
+  outbox::KafkaNewTopic spec(rd_kafka_NewTopic_new(topic.c_str(), 1, -1, err, sizeof(err)));
   if (spec == nullptr) return absl::InvalidArgumentError(err);
-  rd_kafka_NewTopic_set_config(spec, "cleanup.policy", "compact");
-  std::unique_ptr<rd_kafka_queue_t, Deleter<rd_kafka_queue_t, rd_kafka_queue_destroy>>
-      queue(rd_kafka_queue_new(rk.get()));
-  std::unique_ptr<rd_kafka_AdminOptions_t,
-                  Deleter<rd_kafka_AdminOptions_t, rd_kafka_AdminOptions_destroy>>
-      options(rd_kafka_AdminOptions_new(rk.get(), RD_KAFKA_ADMIN_OP_CREATETOPICS));
+  rd_kafka_NewTopic_set_config(spec.get(), "cleanup.policy", "compact");
+  outbox::KafkaQueue queue(rd_kafka_queue_new(rk->get()));
+  outbox::KafkaAdminOptions options(
+      rd_kafka_AdminOptions_new(rk->get(), RD_KAFKA_ADMIN_OP_CREATETOPICS));
   int ms = static_cast<int>(absl::ToInt64Milliseconds(timeout));
   rd_kafka_AdminOptions_set_request_timeout(options.get(), ms, err, sizeof(err));
-  rd_kafka_CreateTopics(rk.get(), &spec, 1, options.get(), queue.get());
-  rd_kafka_NewTopic_destroy(spec);
-  std::unique_ptr<rd_kafka_event_t, Deleter<rd_kafka_event_t, rd_kafka_event_destroy>>
-      event(rd_kafka_queue_poll(queue.get(), ms + 1000));
+  rd_kafka_NewTopic_t* specs[] = {spec.get()};
+  rd_kafka_CreateTopics(rk->get(), specs, 1, options.get(), queue.get());
+  outbox::KafkaEvent event(rd_kafka_queue_poll(queue.get(), ms + 1000));
   std::string what = absl::StrCat("creating the checkpoint topic ", topic);
   if (event == nullptr) return absl::UnavailableError(absl::StrCat(what, ": no answer"));
   rd_kafka_resp_err_t e = rd_kafka_event_error(event.get());

@@ -80,36 +80,30 @@ absl::StatusOr<std::unique_ptr<KafkaSink>> KafkaSink::Create(const KafkaOptions&
                                                              outbox::Logger& logger) {
   std::unique_ptr<KafkaSink> sink(new KafkaSink(logger));
   auto properties = DefaultProducerProperties(options);
-  properties.emplace_back("log.queue", "true");  // Logs are served by our Poll.
-  absl::StatusOr<rd_kafka_conf_t*> made =
+  absl::StatusOr<outbox::KafkaConf> conf =
       outbox::NewKafkaConf(std::move(properties), options.properties);
-  if (!made.ok()) return made.status();
-  rd_kafka_conf_t* conf = *made;
-  char err[512];
-  rd_kafka_conf_set_opaque(conf, sink.get());
-  rd_kafka_conf_set_dr_msg_cb(conf, &KafkaSink::OnDeliveryReport);
-  rd_kafka_conf_set_log_cb(conf, &KafkaSink::OnLog);
-  rd_kafka_conf_set_error_cb(conf, &KafkaSink::OnError);
-  sink->rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
-  if (sink->rk_ == nullptr) {
-    rd_kafka_conf_destroy(conf);
-    return absl::InvalidArgumentError(
-        absl::StrCat("cannot create the Kafka producer: ", err));
-  }
-  rd_kafka_set_log_queue(sink->rk_, nullptr);  // Forward logs to the main queue.
+  if (!conf.ok()) return conf.status();
+  absl::StatusOr<outbox::KafkaClient> rk = outbox::NewKafkaClient(
+      RD_KAFKA_PRODUCER, *std::move(conf),
+      {.opaque = sink.get(),
+       .log = &KafkaSink::OnLog,
+       .error = &KafkaSink::OnError,
+       .delivery = &KafkaSink::OnDeliveryReport,
+       .logs_on_poll = true},  // Logs are served by our Poll.
+      "the Kafka producer");
+  if (!rk.ok()) return rk.status();
+  sink->rk_ = *std::move(rk);
   return sink;
 }
 
 KafkaSink::~KafkaSink() {
   if (rk_ == nullptr) return;
   // Whatever is still queued is unconfirmed and will be re-read from the slot.
-  rd_kafka_purge(rk_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+  rd_kafka_purge(rk_.get(), RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
   std::function<void(Delivery)> ignore = [](Delivery) {};
   on_delivery_ = &ignore;
-  rd_kafka_poll(rk_, 0);
+  rd_kafka_poll(rk_.get(), 0);
   on_delivery_ = nullptr;
-  topics_.Clear();
-  rd_kafka_destroy(rk_);
 }
 
 absl::Status KafkaSink::CheckReachable(absl::Duration timeout) {
@@ -119,13 +113,13 @@ absl::Status KafkaSink::CheckReachable(absl::Duration timeout) {
 
 absl::StatusOr<KafkaSink::ClusterMetadata> KafkaSink::ReadMetadata(absl::Duration timeout,
                                                                    bool all_topics) {
-  const struct rd_kafka_metadata* md = nullptr;
+  const struct rd_kafka_metadata* raw = nullptr;
   rd_kafka_resp_err_t err =
-      rd_kafka_metadata(rk_, all_topics ? 1 : 0, nullptr, &md,
+      rd_kafka_metadata(rk_.get(), all_topics ? 1 : 0, nullptr, &raw,
                         static_cast<int>(absl::ToInt64Milliseconds(timeout)));
+  outbox::KafkaMetadata md(raw);
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    if (md != nullptr) rd_kafka_metadata_destroy(md);
-    rd_kafka_poll(rk_, 0);  // Serves the queued error callbacks (OnError).
+    rd_kafka_poll(rk_.get(), 0);  // Serves the queued error callbacks (OnError).
     return absl::UnavailableError(absl::StrCat(
         "no Kafka broker answered within ", absl::FormatDuration(timeout), ": ",
         rd_kafka_err2str(err),
@@ -138,7 +132,6 @@ absl::StatusOr<KafkaSink::ClusterMetadata> KafkaSink::ReadMetadata(absl::Duratio
     if (md->topics[i].err == RD_KAFKA_RESP_ERR_NO_ERROR)
       out.topics.emplace_back(md->topics[i].topic);
   }
-  rd_kafka_metadata_destroy(md);
   return out;
 }
 
@@ -149,9 +142,9 @@ absl::Status ProduceRecord(rd_kafka_t* rk, TopicHandles& topics, const OutboxRec
     return outbox::KafkaErrorStatus(rd_kafka_last_error(),
                                     absl::StrCat("producing to ", r.topic));
   }
-  rd_kafka_headers_t* headers = rd_kafka_headers_new(r.headers.size());
+  outbox::KafkaHeaders headers(rd_kafka_headers_new(r.headers.size()));
   for (const auto& [name, value] : r.headers) {
-    rd_kafka_header_add(headers, name.data(), static_cast<ssize_t>(name.size()),
+    rd_kafka_header_add(headers.get(), name.data(), static_cast<ssize_t>(name.size()),
                         value.data(), static_cast<ssize_t>(value.size()));
   }
   rd_kafka_resp_err_t err = rd_kafka_producev(
@@ -159,10 +152,12 @@ absl::Status ProduceRecord(rd_kafka_t* rk, TopicHandles& topics, const OutboxRec
       RD_KAFKA_V_KEY(r.key.data(), r.key.size()),
       RD_KAFKA_V_VALUE(r.value_null ? nullptr : const_cast<char*>(r.value.data()),
                        r.value_null ? 0 : r.value.size()),
-      RD_KAFKA_V_HEADERS(headers), RD_KAFKA_V_TIMESTAMP(r.timestamp_ms),
+      RD_KAFKA_V_HEADERS(headers.get()), RD_KAFKA_V_TIMESTAMP(r.timestamp_ms),
       RD_KAFKA_V_OPAQUE(opaque), RD_KAFKA_V_END);
-  if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return absl::OkStatus();
-  rd_kafka_headers_destroy(headers);
+  if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    headers.release();  // The queued message owns them now.
+    return absl::OkStatus();
+  }
   if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
     return absl::ResourceExhaustedError("librdkafka's local queue is full");
   }
@@ -172,7 +167,7 @@ absl::Status ProduceRecord(rd_kafka_t* rk, TopicHandles& topics, const OutboxRec
 absl::Status KafkaSink::Produce(const OutboxRecord& r, const MessageToken& token,
                                 RecordKind kind) {
   auto* in_flight = new InFlight{token, kind};
-  absl::Status s = ProduceRecord(rk_, topics_, r, in_flight);
+  absl::Status s = ProduceRecord(rk_.get(), topics_, r, in_flight);
   if (!s.ok()) delete in_flight;
   return s;
 }
@@ -180,12 +175,12 @@ absl::Status KafkaSink::Produce(const OutboxRecord& r, const MessageToken& token
 void KafkaSink::Poll(absl::Duration timeout,
                      const std::function<void(Delivery)>& on_delivery) {
   on_delivery_ = &on_delivery;
-  rd_kafka_poll(rk_, static_cast<int>(absl::ToInt64Milliseconds(timeout)));
+  rd_kafka_poll(rk_.get(), static_cast<int>(absl::ToInt64Milliseconds(timeout)));
   on_delivery_ = nullptr;
 }
 
 size_t KafkaSink::outstanding() const {
-  return static_cast<size_t>(rd_kafka_outq_len(rk_));
+  return static_cast<size_t>(rd_kafka_outq_len(rk_.get()));
 }
 
 void KafkaSink::OnDeliveryReport(rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {

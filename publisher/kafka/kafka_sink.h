@@ -12,15 +12,12 @@
 
 #include "absl/status/statusor.h"
 #include "common/kafka/client.h"
+#include "common/kafka/handles.h"
 #include "common/log.h"
 #include "publisher/delivery/sink.h"
 #include "publisher/kafka/kafka_options.h"
 #include "publisher/kafka/topic_handles.h"
 #include "publisher/operations/metrics.h"
-
-typedef struct rd_kafka_s rd_kafka_t;
-typedef struct rd_kafka_message_s rd_kafka_message_t;
-typedef struct rd_kafka_conf_s rd_kafka_conf_t;
 
 namespace publisher {
 
@@ -85,8 +82,8 @@ class KafkaSink : public Sink {
   outbox::Logger& logger_;
   Metrics* metrics_ = nullptr;
   std::string last_error_;  // The latest error callback's, "" = none yet.
-  rd_kafka_t* rk_ = nullptr;
-  TopicHandles topics_;
+  outbox::KafkaClient rk_;
+  TopicHandles topics_;  // Released before rk_ (declared after it).
   const std::function<void(Delivery)>* on_delivery_ = nullptr;  // During Poll only.
 };
 

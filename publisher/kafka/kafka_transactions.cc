@@ -78,20 +78,18 @@ absl::StatusOr<std::unique_ptr<KafkaTransactions>> KafkaTransactions::Create(
   std::unique_ptr<KafkaTransactions> t(new KafkaTransactions(
       log, std::move(transactional_id), std::move(checkpoint_topic)));
   auto properties = TransactionalProducerProperties(options, t->transactional_id_);
-  absl::StatusOr<rd_kafka_conf_t*> conf =
+  absl::StatusOr<outbox::KafkaConf> conf =
       outbox::NewKafkaConf(std::move(properties), options.properties);
   if (!conf.ok()) return conf.status();
-  rd_kafka_conf_set_opaque(*conf, t.get());
-  rd_kafka_conf_set_log_cb(*conf, &KafkaTransactions::OnLog);
-  rd_kafka_conf_set_dr_msg_cb(*conf, &KafkaTransactions::OnDeliveryReport);
-  rd_kafka_conf_set_error_cb(*conf, &KafkaTransactions::OnError);
-  char err[512];
-  t->rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, *conf, err, sizeof(err));
-  if (t->rk_ == nullptr) {
-    rd_kafka_conf_destroy(*conf);
-    return absl::InvalidArgumentError(
-        absl::StrCat("cannot create the transactional Kafka producer: ", err));
-  }
+  absl::StatusOr<outbox::KafkaClient> rk =
+      outbox::NewKafkaClient(RD_KAFKA_PRODUCER, *std::move(conf),
+                             {.opaque = t.get(),
+                              .log = &KafkaTransactions::OnLog,
+                              .error = &KafkaTransactions::OnError,
+                              .delivery = &KafkaTransactions::OnDeliveryReport},
+                             "the transactional Kafka producer");
+  if (!rk.ok()) return rk.status();
+  t->rk_ = *std::move(rk);
   return t;
 }
 
@@ -102,9 +100,7 @@ KafkaTransactions::~KafkaTransactions() {
   }
   if (rk_ == nullptr) return;
   // An open transaction is left to the broker: the next instance's Init aborts it.
-  rd_kafka_purge(rk_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
-  topics_.Clear();
-  rd_kafka_destroy(rk_);
+  rd_kafka_purge(rk_.get(), RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
 }
 
 absl::Status KafkaTransactions::Fatal(int code, absl::string_view message) {
@@ -141,14 +137,14 @@ absl::Status KafkaTransactions::FromError(rd_kafka_error_t* error,
 }
 
 absl::Status KafkaTransactions::Init(absl::Duration timeout) {
-  return FromError(rd_kafka_init_transactions(rk_, Ms(timeout)),
+  return FromError(rd_kafka_init_transactions(rk_.get(), Ms(timeout)),
                    "initializing transactions");
 }
 
 absl::Status KafkaTransactions::Begin() {
   proof_.Begin();
   request_timed_out_ = false;
-  return FromError(rd_kafka_begin_transaction(rk_), "beginning a Kafka transaction");
+  return FromError(rd_kafka_begin_transaction(rk_.get()), "beginning a Kafka transaction");
 }
 
 absl::Status KafkaTransactions::Produce(const OutboxRecord& r) { return Queue(r); }
@@ -157,18 +153,18 @@ absl::Status KafkaTransactions::Queue(const OutboxRecord& r) {
   // Every record has a delivery report: a successful commit_transaction() is no
   // proof that each was stored (transaction_proof.h).
   absl::Status s =
-      ProduceRecord(rk_, topics_, r, reinterpret_cast<void*>(proof_.generation()));
+      ProduceRecord(rk_.get(), topics_, r, reinterpret_cast<void*>(proof_.generation()));
   if (s.ok()) {
     proof_.Expect();
     return s;
   }
   if (!absl::IsAborted(s)) return s;
   char reason[512];
-  int code = rd_kafka_fatal_error(rk_, reason, sizeof(reason));
+  int code = rd_kafka_fatal_error(rk_.get(), reason, sizeof(reason));
   return Fatal(code, absl::StrCat(s.message(), ": ", reason));
 }
 
-void KafkaTransactions::Poll(absl::Duration timeout) { rd_kafka_poll(rk_, Ms(timeout)); }
+void KafkaTransactions::Poll(absl::Duration timeout) { rd_kafka_poll(rk_.get(), Ms(timeout)); }
 
 absl::Status KafkaTransactions::FlushAndProve(absl::Duration timeout) {
   // rd_kafka_flush serves the delivery reports (OnDeliveryReport) and errors
@@ -179,13 +175,13 @@ absl::Status KafkaTransactions::FlushAndProve(absl::Duration timeout) {
   // cost one socket.timeout.ms per silent connection. A new producer starts with
   // fresh connections instead.
   absl::Time deadline = absl::Now() + timeout;
-  while (rd_kafka_flush(rk_, Ms(std::min(kFlushSlice, deadline - absl::Now()))) !=
+  while (rd_kafka_flush(rk_.get(), Ms(std::min(kFlushSlice, deadline - absl::Now()))) !=
          RD_KAFKA_RESP_ERR_NO_ERROR) {
     if (cancel_commit_) return absl::CancelledError("the producer is being destroyed");
     if (request_timed_out_ || absl::Now() >= deadline) {
       return absl::DeadlineExceededError(absl::StrCat(
           "committing a Kafka transaction (transactional id ", transactional_id_,
-          "): ", rd_kafka_outq_len(rk_), " record(s) not delivered",
+          "): ", rd_kafka_outq_len(rk_.get()), " record(s) not delivered",
           request_timed_out_ ? ", and a request to a broker timed out (a silent path)"
                              : absl::StrCat(" within ", absl::FormatDuration(timeout))));
     }
@@ -243,7 +239,7 @@ absl::Status KafkaTransactions::EndTransaction(absl::Time deadline) {
   // librdkafka resumes a commit_transaction that timed out where it left off.
   while (true) {
     rd_kafka_error_t* error = rd_kafka_commit_transaction(
-        rk_, Ms(std::min(kFlushSlice, deadline - absl::Now())));
+        rk_.get(), Ms(std::min(kFlushSlice, deadline - absl::Now())));
     bool resumable = error != nullptr && rd_kafka_error_is_retriable(error) &&
                      rd_kafka_error_code(error) == RD_KAFKA_RESP_ERR__TIMED_OUT;
     if (!resumable) return FromError(error, "committing a Kafka transaction");
@@ -259,7 +255,7 @@ absl::Status KafkaTransactions::EndTransaction(absl::Time deadline) {
 }
 
 absl::Status KafkaTransactions::Abort(absl::Duration timeout) {
-  return FromError(rd_kafka_abort_transaction(rk_, Ms(timeout)),
+  return FromError(rd_kafka_abort_transaction(rk_.get(), Ms(timeout)),
                    "aborting a Kafka transaction");
 }
 

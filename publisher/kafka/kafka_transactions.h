@@ -20,6 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/kafka/handles.h"
 #include "common/log.h"
 #include "publisher/delivery/checkpoint.h"
 #include "publisher/delivery/transaction_log.h"
@@ -28,10 +29,6 @@
 #include "publisher/kafka/topic_handles.h"
 #include "publisher/mapping/mapper.h"
 #include "publisher/operations/metrics.h"
-
-typedef struct rd_kafka_s rd_kafka_t;
-typedef struct rd_kafka_error_s rd_kafka_error_t;
-typedef struct rd_kafka_message_s rd_kafka_message_t;
 
 namespace publisher {
 
@@ -104,8 +101,8 @@ class KafkaTransactions : public TransactionLog {
   // The commit under way (its thread), and how to stop it early.
   std::future<absl::Status> commit_;
   std::atomic<bool> cancel_commit_ = false;
-  rd_kafka_t* rk_ = nullptr;
-  TopicHandles topics_;
+  outbox::KafkaClient rk_;
+  TopicHandles topics_;  // Released before rk_ (declared after it).
 };
 
 }  // namespace publisher

@@ -1,21 +1,16 @@
 #include "publisher/kafka/topic_handles.h"
 
-#include <librdkafka/rdkafka.h>
+#include <utility>
 
 namespace publisher {
 
 rd_kafka_topic_t* TopicHandles::Get(rd_kafka_t* rk, const std::string& topic) {
   auto it = handles_.find(topic);
-  if (it != handles_.end()) return it->second;
+  if (it != handles_.end()) return it->second.get();
   if (handles_.size() >= kMaxHandles) Clear();
-  rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk, topic.c_str(), nullptr);
-  if (rkt != nullptr) handles_.emplace(topic, rkt);
-  return rkt;
-}
-
-void TopicHandles::Clear() {
-  for (auto& [name, rkt] : handles_) rd_kafka_topic_destroy(rkt);
-  handles_.clear();
+  outbox::KafkaTopic rkt(rd_kafka_topic_new(rk, topic.c_str(), nullptr));
+  if (rkt == nullptr) return nullptr;
+  return handles_.emplace(topic, std::move(rkt)).first->second.get();
 }
 
 }  // namespace publisher

@@ -8,16 +8,13 @@
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
-
-typedef struct rd_kafka_s rd_kafka_t;
-typedef struct rd_kafka_topic_s rd_kafka_topic_t;
+#include "common/kafka/handles.h"
 
 namespace publisher {
 
 class TopicHandles {
  public:
   TopicHandles() = default;
-  ~TopicHandles() { Clear(); }
   TopicHandles(const TopicHandles&) = delete;
   TopicHandles& operator=(const TopicHandles&) = delete;
 
@@ -26,14 +23,14 @@ class TopicHandles {
   // kMaxHandles it starts over (messages hold references of their own).
   rd_kafka_topic_t* Get(rd_kafka_t* rk, const std::string& topic);
 
-  // Releases every handle: before the producer is destroyed.
-  void Clear();
+  // Releases every handle (they must go before the producer does).
+  void Clear() { handles_.clear(); }
   size_t size() const { return handles_.size(); }
 
   static constexpr size_t kMaxHandles = 1024;
 
  private:
-  absl::flat_hash_map<std::string, rd_kafka_topic_t*> handles_;
+  absl::flat_hash_map<std::string, outbox::KafkaTopic> handles_;
 };
 
 }  // namespace publisher
