@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Installs every Debian package that building, testing, the demo and the benchmarks
-# need. Idempotent: installs only what is missing, and runs `apt-get update` only then.
+# need, then builds the pinned librdkafka (scripts/fetch-librdkafka.sh, once).
+# Idempotent: installs only what is missing, and runs `apt-get update` only then.
 set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config git
   libpq-dev postgresql-15 postgresql-client-15
-  librdkafka-dev kcat
+  kcat curl ca-certificates
+  # librdkafka's dependencies, for the pinned release built from Debian 13's source
+  # (packaging/librdkafka.env); not Debian 12's librdkafka-dev, an older release.
+  libcurl4-openssl-dev liblz4-dev libsasl2-dev libssl-dev libzstd-dev zlib1g-dev
   libprotobuf-dev protobuf-compiler
   libabsl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
@@ -41,9 +45,18 @@ ensure_test_locale() {
     echo "install-deps: generated the de_DE.UTF-8 locale"
 }
 
+# The pinned librdkafka, built once into the cache (CMake would build it when it
+# configures; here its output goes to its own log instead of the build's).
+ensure_librdkafka() {
+  local prefix
+  prefix=$("$(dirname "$0")/fetch-librdkafka.sh") || exit 1
+  echo "install-deps: librdkafka $(sed -n 's/^Version: //p' "$prefix/lib/pkgconfig/rdkafka-static.pc") in $prefix"
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
   ensure_test_locale
   echo "install-deps: all ${#packages[@]} packages present"
+  ensure_librdkafka
   exit 0
 fi
 
@@ -70,4 +83,5 @@ step "updating the package lists" $sudo apt-get update -q
 step "installing ${missing[*]}" \
   $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
 ensure_test_locale
+ensure_librdkafka
 echo "install-deps: done (log: $log)"

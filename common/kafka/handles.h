@@ -20,6 +20,12 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
+// CMake pins the release (packaging/librdkafka.env). Another rdkafka.h here means a
+// target reads the machine's header but links the pinned library.
+#if defined(OUTBOX_PINNED_RD_KAFKA_VERSION) && RD_KAFKA_VERSION != OUTBOX_PINNED_RD_KAFKA_VERSION
+#error "rdkafka.h is not the pinned release's: link the target to PkgConfig::RDKAFKA"
+#endif
+
 namespace outbox {
 
 template <typename T, void (*Destroy)(T*)>

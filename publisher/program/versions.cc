@@ -15,11 +15,19 @@ std::string LibpqVersion() {
   return absl::StrCat(v / 10000, ".", v % 10000);
 }
 
+// The linked librdkafka's version, and a warning when it is not the release that
+// ships (packaging/librdkafka.env): a build for comparisons (OUTBOX_LIBRDKAFKA=system).
+std::string LibrdkafkaVersion() {
+  std::string linked = rd_kafka_version_str();
+  if (linked == OUTBOX_LIBRDKAFKA_PIN) return linked;
+  return absl::StrCat(linked, ", not the pinned ", OUTBOX_LIBRDKAFKA_PIN);
+}
+
 }  // namespace
 
 std::string VersionLine() {
   return absl::StrCat("outbox-publisher ", OUTBOX_PUBLISHER_VERSION, " (librdkafka ",
-                      rd_kafka_version_str(), ", libpq ", LibpqVersion(), ")");
+                      LibrdkafkaVersion(), ", libpq ", LibpqVersion(), ")");
 }
 
 std::vector<outbox::Field> VersionFields() {

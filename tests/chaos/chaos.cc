@@ -60,6 +60,7 @@
 // real cluster (--broker kafka).
 #include <dirent.h>
 #include <signal.h>
+#include <librdkafka/rdkafka.h>
 #include <stdlib.h>
 
 #include <algorithm>
@@ -161,22 +162,56 @@ const char* WriterName(Options::WriterMode m) {
 
 void Say(const std::string& line) { std::cout << "chaos: " << line << std::endl; }
 
-// How often `needle` occurs in the files of `dir`.
-int64_t CountInLogs(const std::string& dir, const std::string& needle) {
-  int64_t n = 0;
+// How often each of `needles` occurs in the files of `dir`, in their order.
+std::vector<int64_t> CountInLogs(const std::string& dir,
+                                 const std::vector<std::string>& needles) {
+  std::vector<int64_t> n(needles.size());
   DIR* d = opendir(dir.c_str());
-  if (d == nullptr) return 0;
+  if (d == nullptr) return n;
   while (dirent* e = readdir(d)) {
     std::ifstream in(absl::StrCat(dir, "/", e->d_name));
     for (std::string line; std::getline(in, line);) {
-      for (size_t at = line.find(needle); at != std::string::npos;
-           at = line.find(needle, at + needle.size()))
-        ++n;
+      for (size_t i = 0; i < needles.size(); ++i) {
+        for (size_t at = line.find(needles[i]); at != std::string::npos;
+             at = line.find(needles[i], at + needles[i].size()))
+          ++n[i];
+      }
     }
   }
   closedir(d);
   return n;
 }
+
+// What the Kafka client went through, counted in the publishers' logs: fatal
+// producer errors, rewinds (a producer recreated, the slot re-read), Kafka
+// transactions aborted, and deliveries reported without proof of storage.
+struct ProducerTrouble {
+  int64_t fatal = 0;
+  int64_t rewinds = 0;
+  int64_t aborted = 0;
+  int64_t unproven = 0;
+
+  static ProducerTrouble Read(const std::string& dir) {
+    std::vector<int64_t> n =
+        CountInLogs(dir, {"Kafka producer failed fatally", "ending the Kafka producer session",
+                          "in it, aborted", "without proof of storage"});
+    return {n[0], n[1], n[2], n[3]};
+  }
+  ProducerTrouble operator-(const ProducerTrouble& o) const {
+    return {fatal - o.fatal, rewinds - o.rewinds, aborted - o.aborted, unproven - o.unproven};
+  }
+  ProducerTrouble& operator+=(const ProducerTrouble& o) {
+    fatal += o.fatal;
+    rewinds += o.rewinds;
+    aborted += o.aborted;
+    unproven += o.unproven;
+    return *this;
+  }
+  std::string ToString() const {
+    return absl::StrCat("fatal ", fatal, ", rewinds ", rewinds, ", aborted ", aborted,
+                        ", unproven ", unproven);
+  }
+};
 
 // The publisher processes: per shard (--shards), a primary and, for a while, a
 // standby on the same slot. Without shards there is one, on the one slot.
@@ -544,6 +579,7 @@ int Main(int argc, char** argv) {
   char log_dir[] = "/tmp/outbox-chaos-logs.XXXXXX";
   if (mkdtemp(log_dir) == nullptr) Die("mkdtemp");
   Say(absl::StrCat("publisher logs in ", log_dir));
+  Say(absl::StrCat("librdkafka ", rd_kafka_version_str(), " (the publisher's, as built here)"));
   std::vector<std::string> publisher_args;
   if (o.in_flight_requests > 0) {
     publisher_args.insert(publisher_args.end(),
@@ -602,6 +638,16 @@ int Main(int argc, char** argv) {
   };
   const std::vector<std::string> kinds = FaultKinds(o, *broker);
   std::map<std::string, int> injected;
+  // What each fault kind cost the Kafka client: the trouble logged from one fault
+  // to the next is put down to the earlier one.
+  std::map<std::string, ProducerTrouble> trouble_by_kind;
+  ProducerTrouble trouble_before;
+  std::string previous_kind = "before the first fault";
+  auto settle_trouble = [&] {
+    ProducerTrouble now = ProducerTrouble::Read(log_dir);
+    trouble_by_kind[previous_kind] += now - trouble_before;
+    trouble_before = now;
+  };
   for (int f = 0; f < o.faults; ++f) {
     wait(random_ms(800, 2500));
     publishers.EnsurePrimary();
@@ -615,6 +661,8 @@ int Main(int argc, char** argv) {
                      o.shards > 1 ? absl::StrCat(" (shard ", shard + 1, ")") : "",
                      " (written ", writer.written(), ", delivered ", verifier.distinct(),
                      ")"));
+    settle_trouble();
+    previous_kind = kind;
     bool killed = false;
     if (kind == "kill-9") {
       publishers.KillPrimary(SIGKILL, shard);
@@ -650,6 +698,7 @@ int Main(int argc, char** argv) {
       kind = done.kind;
     }
     ++injected[kind];
+    previous_kind = kind;  // The broker's injection may name itself more closely.
     if (!o.pg_restarts && !killed) {
       // Whatever the fault made the publisher confirm, a kill -9 now makes final.
       wait(random_ms(300, 1500));
@@ -690,6 +739,7 @@ int Main(int argc, char** argv) {
   verifier.Collect();
   sampler.Stop();
   publishers.StopAll();
+  settle_trouble();  // The last fault's, up to the end.
 
   // A plain read_committed consumer: on a real broker it receives the records of
   // committed Kafka transactions only; mock-kafka writes no markers and shows
@@ -724,9 +774,13 @@ int Main(int argc, char** argv) {
   std::vector<EarlyConfirmation> early = FindEarlyConfirmations(first, missing, samples);
 
   absl::Duration worst;
+  std::string worst_id;
   for (const auto& [id, seen] : verifier.first_seen()) {
-    if (auto committed_at = writer.CommitTime(id))
-      worst = std::max(worst, seen - *committed_at);
+    auto committed_at = writer.CommitTime(id);
+    if (committed_at && seen - *committed_at > worst) {
+      worst = seen - *committed_at;
+      worst_id = id;
+    }
   }
   int total_faults = 0;
   std::vector<std::string> by_kind;
@@ -775,11 +829,18 @@ int Main(int argc, char** argv) {
                    o.shards > 1 ? " (not a fault with shards: order is per key)" : ""));
   if (o.shards == 1)
     for (const std::string& e : partition_examples) Say("  " + e);
+  ProducerTrouble trouble;
+  for (const auto& [k, t] : trouble_by_kind) trouble += t;
   Say(absl::StrCat(
-      "unproven deliveries (implicit acks) seen by the publisher: ",
-      CountInLogs(log_dir, "without proof of storage"),
-      ", producer rewinds: ", CountInLogs(log_dir, "ending the Kafka producer session")));
-  Say(absl::StrCat("longest commit-to-delivery: ", absl::FormatDuration(worst)));
+      "unproven deliveries (implicit acks) seen by the publisher: ", trouble.unproven,
+      ", producer rewinds: ", trouble.rewinds, ", fatal producer errors: ", trouble.fatal,
+      ", Kafka transactions aborted: ", trouble.aborted));
+  for (const auto& [k, t] : trouble_by_kind) {
+    if (t.fatal + t.rewinds + t.aborted + t.unproven > 0)
+      Say(absl::StrCat("  after ", k, ": ", t.ToString()));
+  }
+  Say(absl::StrCat("longest commit-to-delivery: ", absl::FormatDuration(worst),
+                   worst_id.empty() ? "" : absl::StrCat(" (", worst_id, ")")));
   Say(absl::StrCat("slot caught up: ", caught_up ? "yes" : "no"));
   if (o.failover) Say(absl::StrCat("primary failovers: ", servers.failovers()));
   Say(absl::StrCat("verifier consumer restarts: ", verifier.restarts(),
