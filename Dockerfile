@@ -1,6 +1,9 @@
 # outbox-publisher image: the publisher and the consumer kit's example service
 # (outbox-paid-orders), built from this repository on Debian bookworm and run on
-# bookworm-slim with only the runtime libraries.
+# bookworm-slim with only the runtime libraries. librdkafka is the pinned release
+# (packaging/librdkafka.env), built from Debian 13's source package by
+# scripts/fetch-librdkafka.sh and linked statically, as in every test build: the
+# image installs no librdkafka of Debian's.
 #
 # tests/packaging/dockerfile_test.py copies exactly what the COPY lines below copy
 # into an empty folder and runs the build stage's commands there, and checks that
@@ -9,12 +12,14 @@
 FROM debian:bookworm AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends build-essential cmake pkg-config \
-      libpq-dev librdkafka-dev libprotobuf-dev protobuf-compiler libabsl-dev \
+      curl ca-certificates libpq-dev libprotobuf-dev protobuf-compiler libabsl-dev \
       nlohmann-json3-dev libcpp-httplib-dev \
+      libcurl4-openssl-dev liblz4-dev libsasl2-dev libssl-dev libzstd-dev zlib1g-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY CMakeLists.txt README.md CHANGELOG.md ./
 COPY scripts/schema.sql scripts/schema.sql
+COPY scripts/fetch-librdkafka.sh scripts/fetch-librdkafka.sh
 COPY packaging packaging
 COPY deploy/systemd deploy/systemd
 COPY cdc cdc
@@ -23,15 +28,17 @@ COPY proto proto
 COPY publisher publisher
 COPY consumer consumer
 # The same install rules as the Debian package (CMakeLists.txt, "install rules"),
-# their runtime component alone: no systemd unit in an image.
+# their runtime component alone: no systemd unit in an image. Configuring builds
+# the pinned librdkafka first (about a minute and a half).
 RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DOUTBOX_TESTS=OFF \
  && cmake --build build -j"$(nproc)" --target outbox-publisher outbox-paid-orders \
  && cmake --install build --component runtime --prefix install --strip
 
 FROM debian:bookworm-slim
 RUN apt-get update \
- && apt-get install -y --no-install-recommends libpq5 librdkafka1 libprotobuf32 \
+ && apt-get install -y --no-install-recommends libpq5 libprotobuf32 \
       libabsl20220623 libcpp-httplib0.11 ca-certificates \
+      libcurl4 liblz4-1 libsasl2-2 libssl3 libzstd1 \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/install/bin/outbox-publisher /usr/local/bin/outbox-publisher
 COPY --from=build /src/install/bin/outbox-paid-orders /usr/local/bin/outbox-paid-orders

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the librdkafka release that outbox-publisher ships (packaging/librdkafka.env:
 # Debian 13's source package, pinned by version and SHA-256), once, into a cache,
-# and prints its prefix: include/librdkafka/, lib/librdkafka.a and
-# lib/pkgconfig/rdkafka-static.pc. CMake runs it when it configures; so does
+# and prints its prefix: include/librdkafka/, lib/librdkafka.a, lib/pkgconfig/ and
+# share/doc/librdkafka/LICENSES.txt (which the Debian package ships). CMake runs it when it configures; so does
 # scripts/install-deps.sh, so that a fresh machine builds it up front (about a
 # minute and a half on 2 cores).
 #   scripts/fetch-librdkafka.sh
@@ -20,7 +20,9 @@ die() { echo "fetch-librdkafka: $*" >&2; exit 1; }
 
 cache=${OUTBOX_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/outbox-publisher}/librdkafka
 dest="$cache/$LIBRDKAFKA_DEBIAN_VERSION"
-if [ -f "$dest/.complete" ]; then
+# Complete: built, and laid out as this script lays it out.
+complete() { [ -f "$dest/.complete" ] && [ -f "$dest/prefix/share/doc/librdkafka/LICENSES.txt" ]; }
+if complete; then
   echo "$dest/prefix"
   exit 0
 fi
@@ -58,6 +60,8 @@ build() {
   # Static only: nothing can link the shared library of this prefix by mistake and
   # then load another release at run time.
   rm -f "$dest/prefix/lib/"*.so*
+  # Its license and those of the code it bundles, for the programs that link it.
+  install -D -m 644 LICENSES.txt "$dest/prefix/share/doc/librdkafka/LICENSES.txt"
   grep -q "^Version: $LIBRDKAFKA_VERSION\$" "$dest/prefix/lib/pkgconfig/rdkafka-static.pc" ||
     die "the build did not report version $LIBRDKAFKA_VERSION"
 }
@@ -65,7 +69,7 @@ build() {
 # Once, under a lock: two configures at once build it once.
 exec 9>"$dest.lock"
 flock 9
-if [ ! -f "$dest/.complete" ]; then
+if ! complete; then
   echo "fetch-librdkafka: building librdkafka $LIBRDKAFKA_DEBIAN_VERSION (once; cached in $dest)" >&2
   rm -rf "$dest"
   mkdir -p "$dest"

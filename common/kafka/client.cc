@@ -20,6 +20,8 @@ absl::Status CheckKafkaProperties(
   return NewKafkaConf(properties, {}).status();
 }
 
+std::string LibrdkafkaVersion() { return rd_kafka_version_str(); }
+
 bool IsKafkaProperty(absl::string_view key) {
   std::string name(key);
   size_t size = 0;

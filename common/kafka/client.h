@@ -25,6 +25,9 @@ namespace outbox {
 [[nodiscard]] absl::Status CheckKafkaProperties(
     const std::vector<std::pair<std::string, std::string>>& properties);
 
+// The linked librdkafka's version ("2.8.0").
+std::string LibrdkafkaVersion();
+
 // Whether librdkafka knows `key` as a client or topic property.
 bool IsKafkaProperty(absl::string_view key);
 

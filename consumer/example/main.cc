@@ -30,6 +30,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "common/http/metrics_server.h"
+#include "common/kafka/client.h"
 #include "common/kafka_properties.h"
 #include "common/process_environment.h"
 #include "consumer/consumer_metrics.h"
@@ -240,7 +241,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (action == Action::kVersion) {
-    std::cout << "outbox-paid-orders " << OUTBOX_PUBLISHER_VERSION << "\n";
+    std::cout << "outbox-paid-orders " << OUTBOX_PUBLISHER_VERSION << " (librdkafka "
+              << outbox::LibrdkafkaVersion() << ")\n";
     return 0;
   }
   // -F wins over OUTBOX_KAFKA_CONFIG, as a flag over its variable.

@@ -22,24 +22,23 @@ ConfirmationSampler::ConfirmationSampler(std::string pg, std::string brokers,
   thread_ = std::thread([this] { Loop(); });
 }
 
-ConfirmationSampler::~ConfirmationSampler() {
-  Stop();
-  rd_kafka_destroy(static_cast<rd_kafka_t*>(rk_));
-}
+ConfirmationSampler::~ConfirmationSampler() { Stop(); }
 
 void ConfirmationSampler::Reconnect() {
-  if (rk_ != nullptr) rd_kafka_destroy(static_cast<rd_kafka_t*>(rk_));
-  char err[512];
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  rd_kafka_conf_set(conf, "bootstrap.servers", brokers_.c_str(), err, sizeof(err));
-  rd_kafka_conf_set(conf, "log_level", "2", err, sizeof(err));
+  rk_.reset();
   // What the partition stores, not what a read_committed consumer may read yet: a
   // consumer's ListOffsets answers the last stable offset under read_committed
   // (librdkafka's default), which an open Kafka transaction holds back.
-  rd_kafka_conf_set(conf, "isolation.level", "read_uncommitted", err, sizeof(err));
-  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
-  if (rk == nullptr) testing_harness::Die(absl::StrCat("sampler: ", err));
-  rk_ = rk;
+  absl::StatusOr<outbox::KafkaConf> conf =
+      outbox::NewKafkaConf({{"bootstrap.servers", brokers_},
+                            {"log_level", "2"},
+                            {"isolation.level", "read_uncommitted"}},
+                           {});
+  if (!conf.ok()) testing_harness::Die(absl::StrCat("sampler: ", conf.status().message()));
+  absl::StatusOr<outbox::KafkaClient> rk =
+      outbox::NewKafkaClient(RD_KAFKA_CONSUMER, *std::move(conf), {}, "the sampler's client");
+  if (!rk.ok()) testing_harness::Die(absl::StrCat("sampler: ", rk.status().message()));
+  rk_ = *std::move(rk);
 }
 
 void ConfirmationSampler::Stop() {
@@ -91,9 +90,9 @@ bool ConfirmationSampler::Sample(ConfirmationSample* out) {
   for (int32_t p = 0; p < partitions_; ++p) {
     int64_t low = 0, high = 0;
     rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(
-        static_cast<rd_kafka_t*>(rk_), topic_.c_str(), p, &low, &high, 2000);
+        rk_.get(), topic_.c_str(), p, &low, &high, 2000);
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      // librdkafka 2.0.2 does not refresh its leader cache on NOT_LEADER here:
+      // librdkafka (2.0.2, at least) does not refresh its leader cache on NOT_LEADER here:
       // a fresh handle learns where the partition moved.
       if (err == RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION) Reconnect();
       return false;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "common/kafka/handles.h"
 #include "tests/chaos/audit.h"
 #include "tests/harness/pg_cluster.h"
 
@@ -38,7 +39,7 @@ class ConfirmationSampler {
   std::string brokers_, topic_;
   int partitions_;
   absl::Duration interval_;
-  void* rk_ = nullptr;  // rd_kafka_t*, for the watermark queries.
+  outbox::KafkaClient rk_;  // For the watermark queries.
   std::unique_ptr<testing_harness::PgSession> sql_;
   std::atomic<bool> stop_{false};
   std::atomic<int> dropped_{0};

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # outbox-paid-orders follows the publisher's CLI conventions: --help prints the
-# flags on stdout and exits 0, --version prints the project's version, and every
+# flags on stdout and exits 0, --version prints the project's version and its
+# librdkafka's (the publisher's), and every
 # flag is also an OUTBOX_<FLAG> variable (the image's OUTBOX_METRICS_PORT reaches
 # it), the command line winning.
 #   tests/consumer/example_cli_test.sh BUILD_DIR
@@ -13,8 +14,11 @@ help=$("$bin" --help) || fail "--help exited $?"
 for flag in --pg --brokers --group --topic --metrics-port --metrics-address -F -X; do
   grep -q -- "^  $flag " <<<"$help" || fail "--help does not list $flag"
 done
-[ "$("$bin" --version)" = "outbox-paid-orders $("$build/outbox-publisher" --version | awk '{print $2}')" ] ||
-  fail "--version is not the publisher's version: $("$bin" --version)"
+# The publisher's version and librdkafka's: "outbox-publisher V (librdkafka R, libpq P)".
+expected=$("$build/outbox-publisher" --version |
+           sed -n 's/^outbox-publisher \([^ ]*\) (librdkafka \([0-9.]*\).*/outbox-paid-orders \1 (librdkafka \2)/p')
+[ "$("$bin" --version)" = "$expected" ] ||
+  fail "--version is not '$expected' (the publisher's version and librdkafka): $("$bin" --version)"
 
 # Missing --pg and --brokers: exit 2 with the usage on stderr.
 set +e

@@ -7,28 +7,19 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/kafka/handles.h"
 #include "tests/harness/shell.h"
 
 namespace testing_harness {
 namespace {
 
-struct KafkaDeleter {
-  void operator()(rd_kafka_t* rk) const { rd_kafka_destroy(rk); }
-};
-using Client = std::unique_ptr<rd_kafka_t, KafkaDeleter>;
+using Client = outbox::KafkaClient;
 
 absl::StatusOr<Client> NewClient(const std::string& bootstrap) {
-  char err[512];
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  if (rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), err, sizeof(err)) !=
-          RD_KAFKA_CONF_OK ||
-      rd_kafka_conf_set(conf, "log_level", "2", err, sizeof(err)) != RD_KAFKA_CONF_OK) {
-    rd_kafka_conf_destroy(conf);
-    return absl::InternalError(err);
-  }
-  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
-  if (rk == nullptr) return absl::InternalError(err);
-  return Client(rk);
+  absl::StatusOr<outbox::KafkaConf> conf =
+      outbox::NewKafkaConf({{"bootstrap.servers", bootstrap}, {"log_level", "2"}}, {});
+  if (!conf.ok()) return conf.status();
+  return outbox::NewKafkaClient(RD_KAFKA_PRODUCER, *std::move(conf), {}, "an admin client");
 }
 
 }  // namespace
@@ -89,41 +80,38 @@ absl::Status KafkaCluster::CreateTopic(const std::string& name, int partitions,
   absl::StatusOr<Client> client = NewClient(bootstrap_);
   if (!client.ok()) return client.status();
   char err[512];
-  rd_kafka_NewTopic_t* topic = rd_kafka_NewTopic_new(
-      name.c_str(), partitions, assignment.empty() ? replication : -1, err, sizeof(err));
+  outbox::KafkaNewTopic topic(rd_kafka_NewTopic_new(
+      name.c_str(), partitions, assignment.empty() ? replication : -1, err, sizeof(err)));
   if (topic == nullptr) return absl::InvalidArgumentError(err);
   for (const auto& [key, value] : configs)
-    rd_kafka_NewTopic_set_config(topic, key.c_str(), value.c_str());
+    rd_kafka_NewTopic_set_config(topic.get(), key.c_str(), value.c_str());
   for (int p = 0; p < static_cast<int>(assignment.size()); ++p) {
     std::vector<int32_t> ids(assignment[p].begin(), assignment[p].end());
-    if (rd_kafka_NewTopic_set_replica_assignment(topic, p, ids.data(), ids.size(), err,
+    if (rd_kafka_NewTopic_set_replica_assignment(topic.get(), p, ids.data(), ids.size(), err,
                                                  sizeof(err)) != 0) {
-      rd_kafka_NewTopic_destroy(topic);
       return absl::InvalidArgumentError(err);
     }
   }
-  rd_kafka_queue_t* queue = rd_kafka_queue_new(client->get());
-  rd_kafka_CreateTopics(client->get(), &topic, 1, nullptr, queue);
-  rd_kafka_NewTopic_destroy(topic);
-  rd_kafka_event_t* event = rd_kafka_queue_poll(queue, 60000);
+  outbox::KafkaQueue queue(rd_kafka_queue_new(client->get()));
+  rd_kafka_NewTopic_t* topics[] = {topic.get()};
+  rd_kafka_CreateTopics(client->get(), topics, 1, nullptr, queue.get());
+  outbox::KafkaEvent event(rd_kafka_queue_poll(queue.get(), 60000));
   absl::Status status;
   if (event == nullptr) {
     status = absl::DeadlineExceededError("CreateTopics: no answer in 60 s");
   } else {
-    rd_kafka_resp_err_t e = rd_kafka_event_error(event);
+    rd_kafka_resp_err_t e = rd_kafka_event_error(event.get());
     if (e == RD_KAFKA_RESP_ERR_NO_ERROR) {
       size_t n = 0;
       const rd_kafka_topic_result_t** results = rd_kafka_CreateTopics_result_topics(
-          rd_kafka_event_CreateTopics_result(event), &n);
+          rd_kafka_event_CreateTopics_result(event.get()), &n);
       if (n == 1) e = rd_kafka_topic_result_error(results[0]);
     }
     if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
       status = absl::InternalError(
           absl::StrCat("creating topic ", name, ": ", rd_kafka_err2str(e)));
     }
-    rd_kafka_event_destroy(event);
   }
-  rd_kafka_queue_destroy(queue);
   if (!status.ok()) return status;
   // Metadata lags creation: wait until every partition has a leader.
   absl::Time deadline = absl::Now() + absl::Seconds(30);
@@ -144,11 +132,11 @@ absl::StatusOr<int> KafkaCluster::Leader(const std::string& topic, int partition
                                          absl::Duration timeout) {
   absl::StatusOr<Client> client = NewClient(bootstrap_);
   if (!client.ok()) return client.status();
-  rd_kafka_topic_t* t = rd_kafka_topic_new(client->get(), topic.c_str(), nullptr);
-  const struct rd_kafka_metadata* md = nullptr;
+  outbox::KafkaTopic t(rd_kafka_topic_new(client->get(), topic.c_str(), nullptr));
+  const struct rd_kafka_metadata* raw = nullptr;
   rd_kafka_resp_err_t e = rd_kafka_metadata(
-      client->get(), 0, t, &md, static_cast<int>(absl::ToInt64Milliseconds(timeout)));
-  rd_kafka_topic_destroy(t);
+      client->get(), 0, t.get(), &raw, static_cast<int>(absl::ToInt64Milliseconds(timeout)));
+  outbox::KafkaMetadata md(raw);
   if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
     return absl::UnavailableError(absl::StrCat("metadata: ", rd_kafka_err2str(e)));
   }
@@ -159,7 +147,6 @@ absl::StatusOr<int> KafkaCluster::Leader(const std::string& topic, int partition
       if (p.id == partition && p.err == RD_KAFKA_RESP_ERR_NO_ERROR) leader = p.leader;
     }
   }
-  rd_kafka_metadata_destroy(md);
   return leader;
 }
 

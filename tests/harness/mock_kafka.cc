@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "common/kafka/handles.h"
 #include "tests/harness/tool_flags.h"
 
 ABSL_FLAG(int, brokers, 3, "brokers in the mock cluster (1..16)");
@@ -233,15 +234,16 @@ int main(int argc, char** argv) {
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGINT, OnSignal);
 
-  char errstr[256];
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  rd_kafka_conf_set(conf, "log_level", "3", errstr, sizeof(errstr));
-  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
-  if (rk == nullptr) {
-    std::cerr << "mock-kafka: " << errstr << "\n";
+  absl::StatusOr<outbox::KafkaConf> conf = outbox::NewKafkaConf({{"log_level", "3"}}, {});
+  absl::StatusOr<outbox::KafkaClient> rk =
+      conf.ok() ? outbox::NewKafkaClient(RD_KAFKA_PRODUCER, *std::move(conf), {},
+                                         "the mock cluster's client")
+                : conf.status();
+  if (!rk.ok()) {
+    std::cerr << "mock-kafka: " << rk.status().message() << "\n";
     return 1;
   }
-  rd_kafka_mock_cluster_t* cluster = rd_kafka_mock_cluster_new(rk, brokers);
+  rd_kafka_mock_cluster_t* cluster = rd_kafka_mock_cluster_new(rk->get(), brokers);
   if (cluster == nullptr) {
     std::cerr << "mock-kafka: could not create the mock cluster\n";
     return 1;
@@ -255,7 +257,6 @@ int main(int argc, char** argv) {
     std::string error = mock.Run(line, &quit);
     std::cout << (error.empty() ? "ok" : "error: " + error) << std::endl;
   }
-  rd_kafka_mock_cluster_destroy(cluster);
-  rd_kafka_destroy(rk);
+  rd_kafka_mock_cluster_destroy(cluster);  // Before its client goes.
   return 0;
 }

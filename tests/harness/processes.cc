@@ -196,56 +196,49 @@ std::string Process::Log() const {
 absl::StatusOr<std::unique_ptr<Consumer>> Consumer::Start(
     const std::string& bootstrap, const std::vector<std::string>& topics,
     const Offsets& start_offsets, const std::string& isolation_level) {
-  char err[512];
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), err, sizeof(err));
-  rd_kafka_conf_set(conf, "group.id", "outbox-test-verifier", err, sizeof(err));
-  rd_kafka_conf_set(conf, "enable.auto.commit", "false", err, sizeof(err));
   // After an outage, never skip ahead: re-read from the start if an offset is lost.
-  rd_kafka_conf_set(conf, "auto.offset.reset", "earliest", err, sizeof(err));
-  rd_kafka_conf_set(conf, "log_level", "3", err, sizeof(err));
-  if (rd_kafka_conf_set(conf, "isolation.level", isolation_level.c_str(), err,
-                        sizeof(err)) != RD_KAFKA_CONF_OK) {
-    rd_kafka_conf_destroy(conf);
-    return absl::InvalidArgumentError(err);
-  }
   // Fetch what arrives promptly (the default waits up to 500 ms for more), so that
   // receive times measure the publisher, not the consumer's batching.
-  rd_kafka_conf_set(conf, "fetch.wait.max.ms", "5", err, sizeof(err));
-  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
-  if (rk == nullptr) return absl::InternalError(err);
+  absl::StatusOr<outbox::KafkaConf> conf = outbox::NewKafkaConf(
+      {{"bootstrap.servers", bootstrap},
+       {"group.id", "outbox-test-verifier"},
+       {"enable.auto.commit", "false"},
+       {"auto.offset.reset", "earliest"},
+       {"log_level", "3"},
+       {"isolation.level", isolation_level},
+       {"fetch.wait.max.ms", "5"}},
+      {});
+  if (!conf.ok()) return conf.status();
+  absl::StatusOr<outbox::KafkaClient> rk = outbox::NewKafkaClient(
+      RD_KAFKA_CONSUMER, *std::move(conf), {}, "the verifying consumer");
+  if (!rk.ok()) return rk.status();
   auto consumer = std::unique_ptr<Consumer>(new Consumer());
-  consumer->rk_ = rk;
+  consumer->rk_ = *std::move(rk);
   // Assign every partition of each topic explicitly: no group rebalancing.
-  rd_kafka_topic_partition_list_t* parts = rd_kafka_topic_partition_list_new(16);
+  outbox::KafkaPartitionList parts(rd_kafka_topic_partition_list_new(16));
   for (const std::string& topic : topics) {
-    rd_kafka_topic_t* t = rd_kafka_topic_new(rk, topic.c_str(), nullptr);
-    const struct rd_kafka_metadata* md = nullptr;
-    rd_kafka_resp_err_t e = rd_kafka_metadata(rk, 0, t, &md, 10000);
+    outbox::KafkaTopic t(rd_kafka_topic_new(consumer->rk_.get(), topic.c_str(), nullptr));
+    const struct rd_kafka_metadata* raw = nullptr;
+    rd_kafka_resp_err_t e = rd_kafka_metadata(consumer->rk_.get(), 0, t.get(), &raw, 10000);
+    outbox::KafkaMetadata md(raw);
     if (e != RD_KAFKA_RESP_ERR_NO_ERROR || md->topic_cnt != 1 ||
         md->topics[0].partition_cnt == 0) {
-      if (md) rd_kafka_metadata_destroy(md);
-      rd_kafka_topic_destroy(t);
-      rd_kafka_topic_partition_list_destroy(parts);
       return absl::InternalError(absl::StrCat("no metadata for topic ", topic));
     }
     for (int i = 0; i < md->topics[0].partition_cnt; ++i) {
       int32_t partition = md->topics[0].partitions[i].id;
       auto it = start_offsets.find({topic, partition});
-      rd_kafka_topic_partition_list_add(parts, topic.c_str(), partition)->offset =
+      rd_kafka_topic_partition_list_add(parts.get(), topic.c_str(), partition)->offset =
           it == start_offsets.end() ? RD_KAFKA_OFFSET_BEGINNING : it->second;
     }
-    rd_kafka_metadata_destroy(md);
-    rd_kafka_topic_destroy(t);
   }
-  rd_kafka_assign(rk, parts);
-  rd_kafka_topic_partition_list_destroy(parts);
+  rd_kafka_assign(consumer->rk_.get(), parts.get());
   consumer->thread_ = std::thread([c = consumer.get()] { c->Loop(); });
   return consumer;
 }
 
 void Consumer::Loop() {
-  auto* rk = static_cast<rd_kafka_t*>(rk_);
+  rd_kafka_t* rk = rk_.get();
   // Records not yet handed over: while a reader copies records_ under the lock,
   // this thread goes on polling and stamping receive times instead of waiting
   // for it (a first copy of 150k records took 0.1-0.4 s, and every record that
@@ -259,7 +252,7 @@ void Consumer::Loop() {
         pending.clear();
       }
     }
-    rd_kafka_message_t* m = rd_kafka_consumer_poll(rk, pending.empty() ? 100 : 1);
+    outbox::KafkaMessage m(rd_kafka_consumer_poll(rk, pending.empty() ? 100 : 1));
     if (m == nullptr) continue;
     if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
       ConsumedRecord r;
@@ -270,10 +263,10 @@ void Consumer::Loop() {
       if (m->payload) r.value.assign(static_cast<const char*>(m->payload), m->len);
       r.value_null = m->payload == nullptr;
       rd_kafka_timestamp_type_t type;
-      r.timestamp_ms = rd_kafka_message_timestamp(m, &type);
+      r.timestamp_ms = rd_kafka_message_timestamp(m.get(), &type);
       r.received = absl::Now();
       rd_kafka_headers_t* h = nullptr;
-      if (rd_kafka_message_headers(m, &h) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      if (rd_kafka_message_headers(m.get(), &h) == RD_KAFKA_RESP_ERR_NO_ERROR) {
         const char* name;
         const void* value;
         size_t size;
@@ -285,16 +278,13 @@ void Consumer::Loop() {
       }
       pending.push_back(std::move(r));
     }
-    rd_kafka_message_destroy(m);
   }
 }
 
 Consumer::~Consumer() {
   stop_ = true;
   if (thread_.joinable()) thread_.join();
-  auto* rk = static_cast<rd_kafka_t*>(rk_);
-  rd_kafka_consumer_close(rk);
-  rd_kafka_destroy(rk);
+  rd_kafka_consumer_close(rk_.get());
 }
 
 std::vector<ConsumedRecord> Consumer::Records(size_t from) {
@@ -310,11 +300,13 @@ size_t Consumer::Count() {
 
 absl::Status ProduceAll(const std::string& bootstrap, const std::string& topic,
                         const std::vector<std::pair<std::string, std::string>>& records) {
-  char err[512];
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), err, sizeof(err));
-  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
-  if (rk == nullptr) return absl::InternalError(err);
+  absl::StatusOr<outbox::KafkaConf> conf =
+      outbox::NewKafkaConf({{"bootstrap.servers", bootstrap}}, {});
+  if (!conf.ok()) return conf.status();
+  absl::StatusOr<outbox::KafkaClient> client =
+      outbox::NewKafkaClient(RD_KAFKA_PRODUCER, *std::move(conf), {}, "a test producer");
+  if (!client.ok()) return client.status();
+  rd_kafka_t* rk = client->get();
   absl::Status status;
   for (const auto& [key, value] : records) {
     rd_kafka_resp_err_t e = rd_kafka_producev(
@@ -329,7 +321,6 @@ absl::Status ProduceAll(const std::string& bootstrap, const std::string& topic,
   rd_kafka_resp_err_t flushed = rd_kafka_flush(rk, 30000);
   if (status.ok() && flushed != RD_KAFKA_RESP_ERR_NO_ERROR)
     status = absl::InternalError(absl::StrCat("flush: ", rd_kafka_err2str(flushed)));
-  rd_kafka_destroy(rk);
   return status;
 }
 

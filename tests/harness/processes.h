@@ -19,6 +19,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/kafka/handles.h"
 
 namespace testing_harness {
 
@@ -141,7 +142,7 @@ class Consumer {
  private:
   Consumer() = default;
   void Loop();
-  void* rk_ = nullptr;
+  outbox::KafkaClient rk_;
   std::atomic<bool> stop_{false};
   std::thread thread_;
   std::mutex mu_;

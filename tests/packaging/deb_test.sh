@@ -36,6 +36,7 @@ for f in ./usr/bin/outbox-publisher ./usr/bin/outbox-paid-orders \
          ./etc/outbox-publisher/outbox-publisher.env ./etc/outbox-publisher/kafka.properties \
          ./usr/share/outbox-publisher/schema.sql ./usr/share/doc/outbox-publisher/copyright \
          ./usr/share/doc/outbox-publisher/changelog.gz \
+         ./usr/share/doc/outbox-publisher/librdkafka-LICENSES.txt \
          ./usr/share/doc/outbox-publisher/changelog.Debian.gz; do
   grep -q " $f\$" <<<"$contents" || fail "the package has no $f"
 done
@@ -56,6 +57,16 @@ runuser -u nobody -- cat /etc/outbox-publisher/kafka.properties >/dev/null 2>&1 
   fail "another user can read kafka.properties"
 [ "$(/usr/bin/outbox-publisher --version | awk '{print $2}')" = "$version" ] ||
   fail "/usr/bin/outbox-publisher --version is not $version"
+# The librdkafka it ships is the pinned release, inside the binaries; the package
+# depends on no librdkafka of Debian's (another release).
+pinned=$(sed -n 's/^LIBRDKAFKA_VERSION=//p' "$root/packaging/librdkafka.env")
+for bin in /usr/bin/outbox-publisher /usr/bin/outbox-paid-orders; do
+  "$bin" --version | grep -q "(librdkafka $pinned[,)]" ||
+    fail "$bin --version does not name the pinned librdkafka $pinned: $("$bin" --version)"
+  ldd "$bin" | grep -q librdkafka && fail "$bin loads a shared librdkafka: $(ldd "$bin" | grep librdkafka)"
+done
+dpkg-deb -f "$deb" Depends | grep -q librdkafka &&
+  fail "the package depends on Debian's librdkafka: $(dpkg-deb -f "$deb" Depends)"
 unit=/lib/systemd/system/outbox-publisher.service
 systemd-analyze verify "$unit" >"$work/verify.log" 2>&1 ||
   { cat "$work/verify.log" >&2; fail "systemd-analyze verify $unit"; }

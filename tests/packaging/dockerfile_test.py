@@ -13,9 +13,12 @@ would do with it as far as this machine allows:
   4. maps every shared library the binaries load (ldd) to its Debian package
      (dpkg -S) and checks that the runtime stage's apt-get line installs it, directly
      or as a dependency;
-  5. runs the HEALTHCHECK command against a local HTTP server answering /readyz
+  5. checks that the binaries carry the pinned librdkafka (packaging/librdkafka.env,
+     linked statically: `--version` names it, ldd shows no librdkafka) and that
+     neither stage installs a librdkafka package of Debian's, another release;
+  6. runs the HEALTHCHECK command against a local HTTP server answering /readyz
      with 200, then 503, then against a closed port;
-  6. runs `docker build` too where a Docker engine answers.
+  7. runs `docker build` too where a Docker engine answers.
 
 Usage: dockerfile_test.py [REPOSITORY] (default: two folders up from this file).
 Exits 0 when every check passes, 1 naming each that failed.
@@ -202,8 +205,45 @@ def dependency_closure(packages):
     return closure
 
 
+def pinned_librdkafka(repository):
+    """The librdkafka release that ships: packaging/librdkafka.env's."""
+    with open(os.path.join(repository, "packaging", "librdkafka.env")) as f:
+        for line in f:
+            if line.startswith("LIBRDKAFKA_VERSION="):
+                return line.split("=", 1)[1].strip()
+    fail("packaging/librdkafka.env names no LIBRDKAFKA_VERSION")
+    return None
+
+
+def check_librdkafka(repository, all_stages, binaries):
+    """The image's one librdkafka is the pinned release, inside the binaries."""
+    pinned = pinned_librdkafka(repository)
+    for from_arguments, steps in all_stages:
+        for keyword, arguments in steps:
+            if keyword != "RUN":
+                continue
+            for package in apt_packages(arguments):
+                if package.startswith("librdkafka"):
+                    fail("the stage FROM %s installs %s: Debian's librdkafka is another "
+                         "release than the pinned %s" % (from_arguments, package, pinned))
+            if "OUTBOX_LIBRDKAFKA=system" in arguments:
+                fail("the build stage configures OUTBOX_LIBRDKAFKA=system: the image "
+                     "would ship Debian's librdkafka, not the pinned %s" % pinned)
+    for built, _ in binaries:
+        name = os.path.basename(built)
+        loaded = [path for path in library_packages(built) if "librdkafka" in path]
+        if loaded:
+            fail("%s loads %s: librdkafka is linked statically" % (name, loaded[0]))
+        version = subprocess.run([built, "--version"], capture_output=True, text=True)
+        found = re.search(r"librdkafka ([0-9.]+)\b", version.stdout)
+        if not found or found.group(1) != pinned:
+            fail("%s --version says %r, not librdkafka %s (packaging/librdkafka.env)" %
+                 (name, version.stdout.strip(), pinned))
+
+
 def check_runtime(stage, build_name, root):
-    """The runtime stage: its binaries, user, port, health check and libraries."""
+    """The runtime stage: its binaries, user, port, health check and libraries;
+    the binaries, as (path here, path in the image)."""
     steps = stage[1]
     binaries = []
     packages = []
@@ -236,7 +276,7 @@ def check_runtime(stage, build_name, root):
 
     if not packages:
         fail("the runtime stage installs no packages")
-        return
+        return binaries
     closure = dependency_closure(packages)
     for built, _ in binaries:
         for path, package in library_packages(built).items():
@@ -246,6 +286,7 @@ def check_runtime(stage, build_name, root):
             elif package not in closure:
                 fail("%s loads %s from %s, which the runtime stage's apt-get line does "
                      "not install" % (os.path.basename(built), path, package))
+    return binaries
 
 
 class Healthz(http.server.BaseHTTPRequestHandler):
@@ -315,7 +356,8 @@ def main():
     try:
         build_name = build_stage(repository, all_stages[0], root)
         if not failures:
-            check_runtime(all_stages[-1], build_name, root)
+            binaries = check_runtime(all_stages[-1], build_name, root)
+            check_librdkafka(repository, all_stages, binaries)
         check_healthcheck(all_stages[-1])
     finally:
         shutil.rmtree(root, ignore_errors=True)

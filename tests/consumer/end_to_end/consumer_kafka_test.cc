@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "common/kafka/handles.h"
 #include "gmock/gmock.h"
 #include "tests/harness/kafka_cluster.h"
 #include "tests/publisher/publisher_fixture.h"
@@ -214,46 +215,48 @@ class ConsumerKafkaTest : public PublisherTest {
         << "an order's events applied out of order";
   }
 
+  // A consumer with `properties`, for looking at the group and the topic.
+  static outbox::KafkaClient Client(
+      std::vector<std::pair<std::string, std::string>> properties) {
+    absl::StatusOr<outbox::KafkaConf> conf = outbox::NewKafkaConf(std::move(properties), {});
+    absl::StatusOr<outbox::KafkaClient> rk =
+        conf.ok() ? outbox::NewKafkaClient(RD_KAFKA_CONSUMER, *std::move(conf), {},
+                                           "a test consumer")
+                  : conf.status();
+    EXPECT_TRUE(rk.ok()) << rk.status();
+    return rk.ok() ? *std::move(rk) : nullptr;
+  }
+
   // The group's committed offset of each partition (-1: none), asked of the group
   // coordinator without joining the group.
   std::map<int32_t, int64_t> GroupOffsets() {
-    char err[512];
-    rd_kafka_conf_t* conf = rd_kafka_conf_new();
-    rd_kafka_conf_set(conf, "bootstrap.servers", brokers_.c_str(), err, sizeof(err));
-    rd_kafka_conf_set(conf, "group.id", Group().c_str(), err, sizeof(err));
-    rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
-    rd_kafka_topic_partition_list_t* list =
-        rd_kafka_topic_partition_list_new(kPartitions);
+    outbox::KafkaClient rk = Client({{"bootstrap.servers", brokers_}, {"group.id", Group()}});
+    outbox::KafkaPartitionList owned(rd_kafka_topic_partition_list_new(kPartitions));
+    rd_kafka_topic_partition_list_t* list = owned.get();
     for (int p = 0; p < kPartitions; ++p) {
       rd_kafka_topic_partition_list_add(list, topic_.c_str(), p);
     }
     std::map<int32_t, int64_t> out;
-    if (rd_kafka_committed(rk, list, 10000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    if (rd_kafka_committed(rk.get(), list, 10000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
       for (int i = 0; i < list->cnt; ++i) {
         out[list->elems[i].partition] =
             list->elems[i].offset >= 0 ? list->elems[i].offset : -1;
       }
     }
-    rd_kafka_topic_partition_list_destroy(list);
-    rd_kafka_destroy(rk);
     return out;
   }
 
   // The end of each partition (the high watermark).
   std::map<int32_t, int64_t> EndOffsets() {
-    char err[512];
-    rd_kafka_conf_t* conf = rd_kafka_conf_new();
-    rd_kafka_conf_set(conf, "bootstrap.servers", brokers_.c_str(), err, sizeof(err));
-    rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
+    outbox::KafkaClient rk = Client({{"bootstrap.servers", brokers_}});
     std::map<int32_t, int64_t> out;
     for (int p = 0; p < kPartitions; ++p) {
       int64_t low = 0, high = 0;
-      if (rd_kafka_query_watermark_offsets(rk, topic_.c_str(), p, &low, &high, 10000) ==
+      if (rd_kafka_query_watermark_offsets(rk.get(), topic_.c_str(), p, &low, &high, 10000) ==
           RD_KAFKA_RESP_ERR_NO_ERROR) {
         out[p] = high;
       }
     }
-    rd_kafka_destroy(rk);
     return out;
   }
 

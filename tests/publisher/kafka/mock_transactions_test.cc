@@ -21,6 +21,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "common/kafka/handles.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/harness/processes.h"
@@ -36,30 +37,23 @@ using testing_harness::WaitFor;
 
 constexpr char kTopic[] = "txn.characterization";
 
-struct KafkaDeleter {
-  void operator()(rd_kafka_t* rk) const { rd_kafka_destroy(rk); }
-};
-using Producer = std::unique_ptr<rd_kafka_t, KafkaDeleter>;
+using Producer = outbox::KafkaClient;
 
 Producer TransactionalProducer(const std::string& bootstrap, const std::string& id) {
-  char err[512];
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  EXPECT_EQ(
-      rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), err, sizeof(err)),
-      RD_KAFKA_CONF_OK);
-  EXPECT_EQ(rd_kafka_conf_set(conf, "transactional.id", id.c_str(), err, sizeof(err)),
-            RD_KAFKA_CONF_OK);
-  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
-  EXPECT_NE(rk, nullptr) << err;
-  return Producer(rk);
+  absl::StatusOr<outbox::KafkaConf> conf = outbox::NewKafkaConf(
+      {{"bootstrap.servers", bootstrap}, {"transactional.id", id}}, {});
+  EXPECT_TRUE(conf.ok()) << conf.status();
+  if (!conf.ok()) return nullptr;
+  absl::StatusOr<outbox::KafkaClient> rk = outbox::NewKafkaClient(
+      RD_KAFKA_PRODUCER, *std::move(conf), {}, "a transactional producer");
+  EXPECT_TRUE(rk.ok()) << rk.status();
+  return rk.ok() ? *std::move(rk) : nullptr;
 }
 
 // The error of a transactional call, "" when it succeeded.
 std::string Check(rd_kafka_error_t* error) {
-  if (error == nullptr) return "";
-  std::string s = rd_kafka_error_name(error);
-  rd_kafka_error_destroy(error);
-  return s;
+  outbox::KafkaError owned(error);
+  return owned == nullptr ? "" : rd_kafka_error_name(owned.get());
 }
 
 void Produce(rd_kafka_t* rk, const std::string& key) {

@@ -3,6 +3,7 @@
 #include <librdkafka/rdkafka.h>
 
 #include <string>
+#include <utility>
 
 #include "gtest/gtest.h"
 
@@ -13,16 +14,15 @@ namespace {
 class TopicHandlesTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char err[256];
-    rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, rd_kafka_conf_new(), err, sizeof(err));
-    ASSERT_NE(rk_, nullptr) << err;
+    absl::StatusOr<outbox::KafkaClient> rk = outbox::NewKafkaClient(
+        RD_KAFKA_PRODUCER, outbox::KafkaConf(rd_kafka_conf_new()), {}, "a producer");
+    ASSERT_TRUE(rk.ok()) << rk.status();
+    client_ = *std::move(rk);
+    rk_ = client_.get();
   }
-  void TearDown() override {
-    handles_.Clear();
-    rd_kafka_destroy(rk_);
-  }
+  outbox::KafkaClient client_;
   rd_kafka_t* rk_ = nullptr;
-  TopicHandles handles_;
+  TopicHandles handles_;  // Released before client_ (declared after it).
 };
 
 TEST_F(TopicHandlesTest, OneHandlePerTopicKeptAcrossMessages) {
