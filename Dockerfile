@@ -1,7 +1,7 @@
 # outbox-publisher image: the publisher and the consumer kit's example service
 # (outbox-paid-orders), built from this repository on Debian bookworm and run on
 # bookworm-slim with only the runtime libraries. librdkafka is the pinned release
-# (packaging/librdkafka.env), built from Debian 13's source package by
+# (packaging/librdkafka.env), built from Debian's source package by
 # scripts/fetch-librdkafka.sh and linked statically, as in every test build: the
 # image installs no librdkafka of Debian's.
 #

@@ -35,7 +35,7 @@ if [ "$quick" = false ]; then
     echo "$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo),"
     echo "$(free -g | awk '/Mem:/ {print $2}') GiB, $(. /etc/os-release; echo "$PRETTY_NAME"),"
     echo "PostgreSQL $(/usr/lib/postgresql/15/bin/postgres --version | awk '{print $3}'),"
-    echo "librdkafka $(pkg-config --modversion rdkafka), publisher, PostgreSQL and"
+    echo "librdkafka $("$build/outbox-publisher" --version | sed -n 's/.*(librdkafka \([^,]*\),.*/\1/p'), publisher, PostgreSQL and"
     echo "mock-kafka all on this one machine. Reproduce with \`scripts/bench.sh\`."
     echo
     echo "How it is measured is in \`tests/bench/bench.cc\`: each contender reads the"

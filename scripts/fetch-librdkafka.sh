@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the librdkafka release that outbox-publisher ships (packaging/librdkafka.env:
-# Debian 13's source package, pinned by version and SHA-256), once, into a cache,
+# Debian's source package, pinned by version and SHA-256), once, into a cache,
 # and prints its prefix: include/librdkafka/, lib/librdkafka.a, lib/pkgconfig/ and
 # share/doc/librdkafka/LICENSES.txt (which the Debian package ships). CMake runs it when it configures; so does
 # scripts/install-deps.sh, so that a fresh machine builds it up front (about a
@@ -45,14 +45,15 @@ build() {
     --strip-components=1
   tar -xJf "$work/librdkafka_$LIBRDKAFKA_DEBIAN_VERSION.debian.tar.xz" -C "$work/src"
   cd "$work/src"
-  # Debian's patches, in the order of its series file.
-  if [ -f debian/patches/series ]; then
-    while read -r patch; do
-      case "$patch" in '' | '#'*) continue ;; esac
-      patch -p1 --quiet <"debian/patches/$patch"
-    done <debian/patches/series
-  fi
-  # The features Debian builds with, required (a missing -dev package fails here).
+  # The Debian patches the pin lists (LIBRDKAFKA_DEBIAN_PATCHES), in its order.
+  for patch in ${LIBRDKAFKA_DEBIAN_PATCHES:-}; do
+    grep -qx "$patch" debian/patches/series ||
+      die "$patch is not in Debian's series of $LIBRDKAFKA_DEBIAN_VERSION"
+    patch -p1 --quiet <"debian/patches/$patch"
+  done
+  # The features Debian builds with, required (a missing -dev package fails here);
+  # what Debian takes from its own packages instead of the bundled copies (cJSON,
+  # nanopb) stays bundled.
   ./configure --prefix="$dest/prefix" --enable-ssl --enable-gssapi --enable-zstd \
     --enable-lz4-ext --enable-curl --enable-zlib
   make -j"$(nproc)" libs

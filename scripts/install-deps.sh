@@ -8,7 +8,7 @@ packages=(
   build-essential cmake pkg-config git
   libpq-dev postgresql-15 postgresql-client-15
   kcat curl ca-certificates
-  # librdkafka's dependencies, for the pinned release built from Debian 13's source
+  # librdkafka's dependencies, for the pinned release built from Debian's source
   # (packaging/librdkafka.env); not Debian 12's librdkafka-dev, an older release.
   libcurl4-openssl-dev liblz4-dev libsasl2-dev libssl-dev libzstd-dev zlib1g-dev
   libprotobuf-dev protobuf-compiler

@@ -14,8 +14,10 @@ trap 'rm -rf "$work"' EXIT
 
 fresh() {  # A copy of the tree in $work/tree.
   rm -rf "$work/tree" && mkdir "$work/tree"
-  cp -r "$root"/{cdc,common,publisher,consumer,proto} "$root"/CMakeLists.txt \
+  cp -r "$root"/{cdc,common,publisher,consumer,proto,packaging} "$root"/CMakeLists.txt \
     "$work/tree"/
+  # Configuring builds (or finds cached) the pinned librdkafka.
+  mkdir "$work/tree/scripts" && cp "$root/scripts/fetch-librdkafka.sh" "$work/tree/scripts/"
 }
 plant() {  # plant FILE LINE: a fresh copy with LINE appended to FILE must fail.
   fresh
