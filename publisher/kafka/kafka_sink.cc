@@ -229,7 +229,8 @@ void ReportLibrdkafkaError(rd_kafka_t* rk, int err, const char* reason,
                                   {"reason", std::string(reason)}});
   if (metrics != nullptr) {
     metrics->ReportKafkaError(absl::StrCat(rd_kafka_err2name(code), ": ", reason),
-                              absl::Now());
+                              absl::Now(),
+                              /*summary=*/code == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN);
   }
 }
 

@@ -71,10 +71,15 @@ HealthVerdict Metrics::Health(absl::Time now) const {
   return HealthLocked(now);
 }
 
-void Metrics::ReportKafkaError(std::string error, absl::Time at) {
+void Metrics::ReportKafkaError(std::string error, absl::Time at, bool summary) {
   std::lock_guard<std::mutex> lock(mu_);
+  bool cause_of_this_stall =
+      !kafka_error_summary_ && !kafka_error_.empty() &&
+      (!relay_.stats.last_ack || kafka_error_at_ > *relay_.stats.last_ack);
+  if (summary && cause_of_this_stall) return;
   kafka_error_ = std::move(error);
   kafka_error_at_ = at;
+  kafka_error_summary_ = summary;
 }
 
 HealthVerdict Metrics::Readiness(absl::Time now) const {

@@ -50,8 +50,11 @@ class Metrics : public RelayMonitor, public KafkaTransactionCounter {
   // --max-retained-wal, so an alert can compare the slot's WAL with it.
   void SetMaxRetainedWal(int64_t bytes);
   // The latest error librdkafka reported (a broker down, a request timed out):
-  // /healthz names it while acknowledgements stall. Any thread.
-  void ReportKafkaError(std::string error, absl::Time at);
+  // /healthz names it while acknowledgements stall. A `summary` ("all brokers are
+  // down", which librdkafka repeats every second) does not replace a cause reported
+  // since the last acknowledgement (the connection refused, the timeout), which
+  // says more. Any thread.
+  void ReportKafkaError(std::string error, absl::Time at, bool summary = false);
 
   std::string RenderPrometheus(absl::Time now) const;
   HealthVerdict Health(absl::Time now) const;     // /healthz: active and streaming.
@@ -76,6 +79,7 @@ class Metrics : public RelayMonitor, public KafkaTransactionCounter {
   std::optional<int64_t> max_retained_wal_;
   std::string kafka_error_;
   absl::Time kafka_error_at_ = absl::InfinitePast();
+  bool kafka_error_summary_ = false;  // kafka_error_ is a summary, not a cause.
 };
 
 }  // namespace publisher

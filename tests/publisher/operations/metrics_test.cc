@@ -158,5 +158,34 @@ TEST(MetricsTest, HealthReportsTheSupervisorsReasonUntilARunStreams) {
   EXPECT_EQ(m.Health(kNow).reason, "not streaming");
 }
 
+// librdkafka 2.14 says "all brokers are down" every second while they are: the
+// cause reported before it (the connection refused) is what /healthz names.
+TEST(MetricsTest, ASummaryErrorDoesNotHideTheCauseOfTheStall) {
+  Metrics m;
+  RelaySnapshot r;
+  r.streaming = true;
+  r.in_flight_messages = 1;
+  r.oldest_unacked = kNow - absl::Seconds(40);
+  r.stats.last_ack = kNow - absl::Seconds(45);
+  m.PublishRelay(r);
+  m.ReportKafkaError("_TRANSPORT: Connect failed: Connection refused",
+                     kNow - absl::Seconds(20));
+  m.ReportKafkaError("_ALL_BROKERS_DOWN: 2/2 brokers are down", kNow - absl::Seconds(1),
+                     /*summary=*/true);
+  EXPECT_THAT(m.Health(kNow).reason, HasSubstr("Connection refused"));
+  EXPECT_THAT(m.Health(kNow).reason, Not(HasSubstr("brokers are down")));
+  // A cause from before the last acknowledgement is another stall's: the summary
+  // is all there is to say about this one.
+  r.stats.last_ack = kNow - absl::Seconds(10);
+  r.oldest_unacked = kNow - absl::Seconds(40);
+  m.PublishRelay(r);
+  m.ReportKafkaError("_ALL_BROKERS_DOWN: 2/2 brokers are down", kNow - absl::Seconds(1),
+                     /*summary=*/true);
+  // And a new cause replaces a summary.
+  EXPECT_THAT(m.Health(kNow + absl::Seconds(40)).reason, HasSubstr("brokers are down"));
+  m.ReportKafkaError("_TRANSPORT: Connect failed: Connection refused", kNow);
+  EXPECT_THAT(m.Health(kNow + absl::Seconds(40)).reason, HasSubstr("Connection refused"));
+}
+
 }  // namespace
 }  // namespace publisher
