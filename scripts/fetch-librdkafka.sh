@@ -6,6 +6,8 @@
 # scripts/install-deps.sh, so that a fresh machine builds it up front (about a
 # minute and a half on 2 cores).
 #   scripts/fetch-librdkafka.sh
+# OUTBOX_LIBRDKAFKA_POOL replaces Debian's pool with a mirror (a snapshot, a
+# company proxy); the checksums are checked all the same.
 # The cache is $OUTBOX_CACHE_DIR/librdkafka (default
 # ~/.cache/outbox-publisher/librdkafka), as for scripts/fetch-tools.sh. Bumping the
 # pin builds anew. Needs a compiler, make, curl and the -dev packages of
@@ -17,6 +19,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/packaging/librdkafka.env"
 
 die() { echo "fetch-librdkafka: $*" >&2; exit 1; }
+# Where the source package comes from: Debian's pool, or a mirror that keeps it.
+pool=${OUTBOX_LIBRDKAFKA_POOL:-$LIBRDKAFKA_POOL}
 
 cache=${OUTBOX_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/outbox-publisher}/librdkafka
 dest="$cache/$LIBRDKAFKA_DEBIAN_VERSION"
@@ -31,8 +35,8 @@ mkdir -p "$cache"
 # Downloads $1 from Debian's pool into the work folder and checks its SHA-256 ($2).
 download() {
   local name=$1 sha=$2
-  curl -fsSL --retry 3 -o "$work/$name" "$LIBRDKAFKA_POOL/$name" ||
-    die "cannot download $LIBRDKAFKA_POOL/$name"
+  curl -fsSL --retry 3 -o "$work/$name" "$pool/$name" ||
+    die "cannot download $pool/$name: if Debian's pool no longer serves $LIBRDKAFKA_DEBIAN_VERSION (unstable moves on), bump packaging/librdkafka.env (docs/librdkafka.md, \"Bumping the release\"), or set OUTBOX_LIBRDKAFKA_POOL to a mirror that keeps it"
   echo "$sha  $work/$name" | sha256sum -c --quiet - ||
     die "$name does not have the pinned SHA-256 (packaging/librdkafka.env)"
 }
