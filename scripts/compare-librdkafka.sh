@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the Kafka fault suite once with each of two builds that differ only in their
 # librdkafka, on the same seeds and schedules, and prints one line per run: how the
-# releases were chosen between (docs/benchmarks.md, "librdkafka 2.0.2 against 2.8.0").
+# releases are chosen between (docs/librdkafka.md).
 #   scripts/compare-librdkafka.sh OLD_BUILD NEW_BUILD [OUT_DIR]
 # OLD_BUILD is configured with -DOUTBOX_LIBRDKAFKA=system (Debian 12's librdkafka-dev),
 # NEW_BUILD as usual (the pinned release). Every schedule (full, no-pg-restart,
