@@ -15,6 +15,13 @@ LogLevel FromSyslog(int level) {
   return LogLevel::kDebug;
 }
 
+bool IsRequestTimeoutLog(int level, absl::string_view facility) {
+  // librdkafka also logs each timed-out request, at info level, same facility.
+  return level <= 4 && facility == "REQTMOUT";
+}
+
+bool IsSummaryKafkaError(int code) { return code == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN; }
+
 absl::Status CheckKafkaProperties(
     const std::vector<std::pair<std::string, std::string>>& properties) {
   return NewKafkaConf(properties, {}).status();

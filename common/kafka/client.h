@@ -40,6 +40,16 @@ std::vector<std::pair<std::string, std::string>> MessageHeaders(
 // publisher decides is logged as error.
 LogLevel FromSyslog(int level);
 
+// Whether a log line (its log_cb's level and facility) reports requests to a
+// broker that timed out: the REQTMOUT warning "Timed out 1 in-flight, ...". From
+// 2.12 (#5126) librdkafka drops such a connection as a "planned" failure that
+// reaches no error callback, so this line is then the only sign of a silent path.
+bool IsRequestTimeoutLog(int level, absl::string_view facility);
+
+// Whether an error callback's code only sums up others (_ALL_BROKERS_DOWN), which
+// must not hide their cause (KafkaErrorCause).
+bool IsSummaryKafkaError(int rd_kafka_resp_err);
+
 // One librdkafka log line (its log_cb's arguments) on `log`, marked as librdkafka's.
 void LogLibrdkafka(Logger& log, int level, const char* facility, const char* line);
 

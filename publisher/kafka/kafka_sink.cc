@@ -123,8 +123,9 @@ absl::StatusOr<KafkaSink::ClusterMetadata> KafkaSink::ReadMetadata(absl::Duratio
     return absl::UnavailableError(absl::StrCat(
         "no Kafka broker answered within ", absl::FormatDuration(timeout), ": ",
         rd_kafka_err2str(err),
-        last_error_.empty() ? "" : absl::StrCat(" (the client's latest error: ",
-                                                last_error_, ")")));
+        last_error_.error().empty()
+            ? ""
+            : absl::StrCat(" (the client's latest error: ", last_error_.error(), ")")));
   }
   ClusterMetadata out;
   out.brokers = md->broker_cnt;
@@ -207,8 +208,20 @@ void KafkaSink::OnDeliveryReport(rd_kafka_t*, const rd_kafka_message_t* m, void*
 }
 
 void KafkaSink::OnLog(const rd_kafka_t* rk, int level, const char* fac, const char* buf) {
-  outbox::LogLibrdkafka(static_cast<KafkaSink*>(rd_kafka_opaque(rk))->logger_, level, fac,
-                        buf);
+  auto* self = static_cast<KafkaSink*>(rd_kafka_opaque(rk));
+  if (ReportLibrdkafkaLog(level, fac, buf, self->logger_, self->metrics_)) {
+    self->last_error_.Report(absl::StrCat("_TIMED_OUT: ", buf), absl::Now(), false);
+  }
+}
+
+bool ReportLibrdkafkaLog(int level, const char* facility, const char* line,
+                         outbox::Logger& log, Metrics* metrics) {
+  outbox::LogLibrdkafka(log, level, facility, line);
+  if (!outbox::IsRequestTimeoutLog(level, facility)) return false;
+  if (metrics != nullptr) {
+    metrics->ReportKafkaError(absl::StrCat("_TIMED_OUT: ", line), absl::Now());
+  }
+  return true;
 }
 
 void ReportLibrdkafkaError(rd_kafka_t* rk, int err, const char* reason,
@@ -229,15 +242,15 @@ void ReportLibrdkafkaError(rd_kafka_t* rk, int err, const char* reason,
                                   {"reason", std::string(reason)}});
   if (metrics != nullptr) {
     metrics->ReportKafkaError(absl::StrCat(rd_kafka_err2name(code), ": ", reason),
-                              absl::Now(),
-                              /*summary=*/code == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN);
+                              absl::Now(), outbox::IsSummaryKafkaError(code));
   }
 }
 
 void KafkaSink::OnError(rd_kafka_t* rk, int err, const char* reason, void* opaque) {
   auto* self = static_cast<KafkaSink*>(opaque);
-  self->last_error_ =
-      absl::StrCat(rd_kafka_err2name(static_cast<rd_kafka_resp_err_t>(err)), ": ", reason);
+  self->last_error_.Report(
+      absl::StrCat(rd_kafka_err2name(static_cast<rd_kafka_resp_err_t>(err)), ": ", reason),
+      absl::Now(), outbox::IsSummaryKafkaError(err));
   ReportLibrdkafkaError(rk, err, reason, self->logger_, self->metrics_);
 }
 

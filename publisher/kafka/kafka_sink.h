@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "common/kafka/client.h"
 #include "common/kafka/handles.h"
+#include "common/kafka_error_cause.h"
 #include "common/log.h"
 #include "publisher/delivery/sink.h"
 #include "publisher/kafka/kafka_options.h"
@@ -34,6 +35,13 @@ absl::Duration RequestTimeout(const KafkaOptions& options);
 // it to /healthz (Metrics::ReportKafkaError).
 void ReportLibrdkafkaError(rd_kafka_t* rk, int rd_kafka_resp_err, const char* reason,
                            outbox::Logger& log, Metrics* metrics);
+
+// Both producers' log callback: logs the line. A line that reports timed-out
+// requests (outbox::IsRequestTimeoutLog) is also handed to /healthz as
+// _TIMED_OUT, since librdkafka may report it nowhere else; returns whether it was
+// one.
+bool ReportLibrdkafkaLog(int level, const char* facility, const char* line,
+                         outbox::Logger& log, Metrics* metrics);
 
 // Queues `record` on `rk` (its topic's handle from `topics`) with `opaque` for its
 // delivery report. OK, or kResourceExhausted when the local queue is full, or
@@ -81,7 +89,8 @@ class KafkaSink : public Sink {
 
   outbox::Logger& logger_;
   Metrics* metrics_ = nullptr;
-  std::string last_error_;  // The latest error callback's, "" = none yet.
+  // The latest error librdkafka reported, for start-up's refusal; on Poll's thread.
+  outbox::KafkaErrorCause last_error_;
   outbox::KafkaClient rk_;
   TopicHandles topics_;  // Released before rk_ (declared after it).
   const std::function<void(Delivery)>* on_delivery_ = nullptr;  // During Poll only.

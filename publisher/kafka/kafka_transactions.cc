@@ -21,8 +21,10 @@ int Ms(absl::Duration d) {
 
 void KafkaTransactions::OnLog(const rd_kafka_t* rk, int level, const char* fac,
                               const char* buf) {
-  outbox::LogLibrdkafka(static_cast<KafkaTransactions*>(rd_kafka_opaque(rk))->log_, level,
-                        fac, buf);
+  auto* self = static_cast<KafkaTransactions*>(rd_kafka_opaque(rk));
+  if (ReportLibrdkafkaLog(level, fac, buf, self->log_, self->metrics_)) {
+    self->request_timed_out_ = true;
+  }
 }
 
 void KafkaTransactions::OnError(rd_kafka_t* rk, int err, const char* reason,

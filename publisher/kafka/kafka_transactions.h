@@ -96,7 +96,9 @@ class KafkaTransactions : public TransactionLog {
   // Which records of the open transaction the broker is proven to hold.
   TransactionProof proof_;
   // A request timed out since the transaction began (librdkafka then dropped
-  // that connection): a path to a broker went silent.
+  // that connection): a path to a broker went silent. Set by the error callback
+  // (_TIMED_OUT, librdkafka before 2.12) or the log line (IsRequestTimeoutLog);
+  // both run on librdkafka's threads.
   std::atomic<bool> request_timed_out_ = false;
   // The commit under way (its thread), and how to stop it early.
   std::future<absl::Status> commit_;

@@ -73,13 +73,8 @@ HealthVerdict Metrics::Health(absl::Time now) const {
 
 void Metrics::ReportKafkaError(std::string error, absl::Time at, bool summary) {
   std::lock_guard<std::mutex> lock(mu_);
-  bool cause_of_this_stall =
-      !kafka_error_summary_ && !kafka_error_.empty() &&
-      (!relay_.stats.last_ack || kafka_error_at_ > *relay_.stats.last_ack);
-  if (summary && cause_of_this_stall) return;
-  kafka_error_ = std::move(error);
-  kafka_error_at_ = at;
-  kafka_error_summary_ = summary;
+  kafka_error_.Report(std::move(error), at, summary,
+                      relay_.stats.last_ack.value_or(absl::InfinitePast()));
 }
 
 HealthVerdict Metrics::Readiness(absl::Time now) const {
@@ -90,7 +85,7 @@ HealthVerdict Metrics::Readiness(absl::Time now) const {
 HealthInputs Metrics::HealthInputsLocked() const {
   return {relay_.streaming,          not_streaming_reason_, relay_.in_flight_messages,
           relay_.oldest_unacked,     relay_.stats.last_ack, relay_.last_heard,
-          relay_.replication_timeout, kafka_error_,         kafka_error_at_};
+          relay_.replication_timeout, kafka_error_.error(), kafka_error_.at()};
 }
 
 HealthVerdict Metrics::HealthLocked(absl::Time now) const {

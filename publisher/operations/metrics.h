@@ -21,6 +21,7 @@
 
 #include "absl/time/time.h"
 #include "cdc/lsn.h"
+#include "common/kafka_error_cause.h"
 #include "common/prometheus_text.h"
 #include "publisher/delivery/transactional_sink.h"
 #include "publisher/operations/health.h"
@@ -77,9 +78,7 @@ class Metrics : public RelayMonitor, public KafkaTransactionCounter {
   StandbyInputs standby_;
   std::optional<int64_t> slot_retained_bytes_;
   std::optional<int64_t> max_retained_wal_;
-  std::string kafka_error_;
-  absl::Time kafka_error_at_ = absl::InfinitePast();
-  bool kafka_error_summary_ = false;  // kafka_error_ is a summary, not a cause.
+  outbox::KafkaErrorCause kafka_error_;
 };
 
 }  // namespace publisher

@@ -61,6 +61,23 @@ TEST(DeliveryReportStatusTest, ErrorsKeepTheirClass) {
   }
 }
 
+TEST(IsRequestTimeoutLogTest, OnlyTheWarningThatSumsUpTimedOutRequests) {
+  // "Timed out 1 in-flight, 0 retry-queued, ..." (LOG_WARNING) says a path went
+  // silent; the per-request lines beside it are LOG_INFO, other facilities other news.
+  EXPECT_TRUE(outbox::IsRequestTimeoutLog(4, "REQTMOUT"));
+  EXPECT_TRUE(outbox::IsRequestTimeoutLog(3, "REQTMOUT"));
+  EXPECT_FALSE(outbox::IsRequestTimeoutLog(6, "REQTMOUT"));
+  EXPECT_FALSE(outbox::IsRequestTimeoutLog(4, "FAIL"));
+  EXPECT_FALSE(outbox::IsRequestTimeoutLog(4, "REQTMOUTX"));
+}
+
+TEST(IsSummaryKafkaErrorTest, AllBrokersDownOnly) {
+  EXPECT_TRUE(outbox::IsSummaryKafkaError(RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN));
+  EXPECT_FALSE(outbox::IsSummaryKafkaError(RD_KAFKA_RESP_ERR__TRANSPORT));
+  EXPECT_FALSE(outbox::IsSummaryKafkaError(RD_KAFKA_RESP_ERR__TIMED_OUT));
+  EXPECT_FALSE(outbox::IsSummaryKafkaError(RD_KAFKA_RESP_ERR__AUTHENTICATION));
+}
+
 TEST(DefaultProducerPropertiesTest, IdempotentAllAcksOneRequestInFlightNoTimeout) {
   Config config;
   config.brokers = "b:9092";
