@@ -4,7 +4,7 @@
 // message. This file defines them as plain structs and decodes them from bytes, with
 // no I/O: see the PostgreSQL docs "Logical Replication Message Formats" and
 // src/backend/replication/logical/proto.c, whose write functions are the other half
-// of every reader here (tests/cdc/pgoutput_encoder.h is ours).
+// of every reader here (cdc/pgoutput_encoder.h is ours).
 //
 // Protocol versions 1 (PostgreSQL 10+) and 2 (14+: streaming of large in-progress
 // transactions) are supported. Decoded messages own their bytes.

@@ -9,7 +9,7 @@
 #include "cdc/pgoutput.h"
 #include "publisher/mapping/mapper.h"
 #include "publisher/mapping/message_events.h"
-#include "tests/cdc/pgoutput_encoder.h"
+#include "cdc/pgoutput_encoder.h"
 #include "tests/publisher/outbox_relation.h"
 
 namespace {

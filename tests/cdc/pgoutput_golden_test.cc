@@ -10,7 +10,7 @@
 #include "cdc/pgoutput.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/cdc/pgoutput_encoder.h"
+#include "cdc/pgoutput_encoder.h"
 
 namespace cdc::pgoutput {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "cdc/byte_writer.h"
 #include "gtest/gtest.h"
-#include "tests/cdc/pgoutput_encoder.h"
+#include "cdc/pgoutput_encoder.h"
 
 namespace cdc::pgoutput {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "cdc/framing.h"
 #include "cdc/pgoutput.h"
-#include "tests/cdc/pgoutput_encoder.h"
+#include "cdc/pgoutput_encoder.h"
 
 namespace {
 

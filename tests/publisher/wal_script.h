@@ -8,7 +8,7 @@
 
 #include "cdc/framing.h"
 #include "cdc/pgoutput.h"
-#include "tests/cdc/pgoutput_encoder.h"
+#include "cdc/pgoutput_encoder.h"
 #include "tests/publisher/outbox_relation.h"
 
 namespace publisher::wal_script {

@@ -8,7 +8,7 @@
 #include "outbox/v1/envelope.pb.h"
 #include "publisher/operations/metrics.h"
 #include "publisher/program/options.h"
-#include "tests/cdc/pgoutput_encoder.h"
+#include "cdc/pgoutput_encoder.h"
 #include "tests/publisher/fakes.h"
 #include "tests/publisher/outbox_relation.h"
 #include "tests/publisher/wal_script.h"

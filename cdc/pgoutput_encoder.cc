@@ -1,5 +1,5 @@
 // Writers for every pgoutput message, mirroring proto.c's logicalrep_write_*.
-#include "tests/cdc/pgoutput_encoder.h"
+#include "cdc/pgoutput_encoder.h"
 
 #include "cdc/byte_writer.h"
 
