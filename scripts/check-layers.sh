@@ -24,7 +24,7 @@ declare -A allowed=(
   [publisher/mapping]='cdc/|common/[a-z_]+\.h|outbox/|publisher/(delivery|mapping)/'
   [publisher/relay]='cdc/|common/[a-z_]+\.h|outbox/|publisher/(delivery|mapping|relay)/'
   [publisher/recovery]='cdc/|common/[a-z_]+\.h|outbox/|publisher/(delivery|mapping|recovery)/'
-  [publisher/operations]='cdc/|common/[a-z_]+\.h|publisher/(delivery|relay|operations)/'
+  [publisher/operations]='cdc/|common/[a-z_]+\.h|publisher/(delivery|mapping|relay|operations)/'
   [consumer]='common/[a-z_]+\.h|outbox/|consumer/(failures/)?[a-z_]+\.h'
   [consumer/failures]='common/[a-z_]+\.h|outbox/|consumer/(failures/)?[a-z_]+\.h'
   # Shells: the pure parts below them, and their own library.

@@ -74,4 +74,26 @@ SlotWatcherOptions SlotWatcherOptionsFrom(const Config& c) {
   return o;
 }
 
+PreflightOptions PreflightOptionsFrom(const Config& c) {
+  PreflightOptions o;
+  o.slot = c.slot;
+  o.publication = c.publication;
+  o.shard = c.shard;
+  o.shard_publication_base = c.shard_publication_base;
+  o.shard_slot_base = c.shard_slot_base;
+  o.tables = c.tables;
+  o.create = c.create;
+  o.failover_slot = c.failover_slot;
+  o.brokers = c.brokers;
+  o.topic = c.topic;
+  o.columns = c.columns;
+  o.on_error = c.on_error;
+  o.dead_letter_topic = c.dead_letter_topic;
+  o.max_retained_wal = c.max_retained_wal;
+  o.exactly_once = c.delivery == DeliveryMode::kExactlyOnce;
+  o.checkpoint_topic = c.checkpoint_topic;
+  o.message_prefix = c.message_prefix;
+  return o;
+}
+
 }  // namespace publisher

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "publisher/kafka/kafka_options.h"
+#include "publisher/operations/preflight.h"
 #include "publisher/postgres/postgres_options.h"
 #include "publisher/program/config.h"
 #include "publisher/relay/relay_options.h"
@@ -19,6 +20,7 @@ KafkaOptions KafkaOptionsFrom(const Config& config);
 ExactlyOnceOptions ExactlyOnceOptionsFrom(const Config& config);
 PgSessionOptions PgSessionOptionsFrom(const Config& config);
 SlotWatcherOptions SlotWatcherOptionsFrom(const Config& config);
+PreflightOptions PreflightOptionsFrom(const Config& config);
 
 }  // namespace publisher
 

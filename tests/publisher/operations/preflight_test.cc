@@ -1,10 +1,11 @@
 // --check's judgements: every check passes on a healthy set of facts, and each
 // failing check says what is wrong and how to fix it.
-#include "publisher/program/preflight.h"
+#include "publisher/operations/preflight.h"
 
 #include "absl/strings/match.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "publisher/program/options.h"
 #include "tests/publisher/outbox_relation.h"
 
 namespace publisher {
@@ -37,9 +38,9 @@ class PreflightTest : public ::testing::Test {
     pg_.tables = {t};
     pg_.publication =
         cdc::PublicationFacts{"outbox_publisher", true, true, {"public.outbox"}};
-    pg_.slot = cdc::SlotFacts{"outbox_publisher", true,  "logical",    "pgoutput", "app",
-                              "reserved",         false, std::nullopt, 4096,
-                              std::nullopt,       false};
+    pg_.slot = cdc::SlotFacts{
+        "outbox_publisher", true, "logical",    "pgoutput", "app", "reserved", false,
+        std::nullopt,       4096, std::nullopt, false};
     pg_.quoted_publication = "\"outbox_publisher\"";
     pg_.quoted_tables = {"\"public\".\"outbox\""};
     pg_.literal_slot = "'outbox_publisher'";
@@ -48,8 +49,9 @@ class PreflightTest : public ::testing::Test {
   }
 
   std::vector<CheckLine> All() {
-    std::vector<CheckLine> lines = JudgePostgres(config_, pg_);
-    for (CheckLine& l : JudgeKafka(config_, pg_, kafka_)) lines.push_back(l);
+    std::vector<CheckLine> lines = JudgePostgres(PreflightOptionsFrom(config_), pg_);
+    for (CheckLine& l : JudgeKafka(PreflightOptionsFrom(config_), pg_, kafka_))
+      lines.push_back(l);
     return lines;
   }
 
@@ -96,7 +98,7 @@ TEST_F(PreflightTest, HealthyFactsPassEveryCheck) {
 TEST_F(PreflightTest, UnreachablePostgresIsOneLineWithTheFix) {
   pg_.connect =
       absl::UnavailableError("cannot connect to PostgreSQL (host=db password=********)");
-  std::vector<CheckLine> lines = JudgePostgres(config_, pg_);
+  std::vector<CheckLine> lines = JudgePostgres(PreflightOptionsFrom(config_), pg_);
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_FALSE(lines[0].ok);
   EXPECT_THAT(FormatCheckLine(lines[0]),
@@ -246,7 +248,7 @@ TEST_F(PreflightTest, ActiveSlotPassesAndSaysWhoStreamsIt) {
 
 TEST_F(PreflightTest, UnreachableBrokers) {
   kafka_.reachable = absl::UnavailableError("no Kafka broker answered within 10s");
-  std::vector<CheckLine> kafka = JudgeKafka(config_, pg_, kafka_);
+  std::vector<CheckLine> kafka = JudgeKafka(PreflightOptionsFrom(config_), pg_, kafka_);
   ASSERT_EQ(kafka.size(), 1u);
   EXPECT_FALSE(kafka[0].ok);
   EXPECT_EQ(kafka[0].what, "Kafka brokers");
@@ -272,7 +274,7 @@ TEST_F(PreflightTest, MissingDeadLetterTopic) {
 TEST_F(PreflightTest, CheckpointTopicInExactlyOnceMode) {
   auto checkpoint_lines = [&] {
     std::vector<CheckLine> found;
-    for (const CheckLine& l : JudgeKafka(config_, pg_, kafka_))
+    for (const CheckLine& l : JudgeKafka(PreflightOptionsFrom(config_), pg_, kafka_))
       if (l.what == "checkpoint topic") found.push_back(l);
     return found;
   };
