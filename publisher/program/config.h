@@ -92,9 +92,8 @@ std::string TransactionalId(const Config& config);
 // --state-table resolved: nullopt when it is "".
 std::optional<TableName> StateTable(const Config& config);
 
-// "1GB", "512MB", "64kB", "1048576": a byte size with an optional unit (B, kB, MB,
-// GB, TB, 1024-based as in PostgreSQL; KiB, MiB, GiB, TiB also accepted).
-[[nodiscard]] absl::StatusOr<int64_t> ParseByteSize(absl::string_view text);
+// "at-least-once" or "exactly-once".
+absl::string_view DeliveryModeName(DeliveryMode mode);
 
 // Parses `args` (argv without the program name) over the environment.
 [[nodiscard]] absl::StatusOr<Config> ParseConfig(const std::vector<std::string>& args,

@@ -138,8 +138,8 @@ TEST(PgOutputRoundTripTest, EveryGeneratedMessageDecodesToWhatWasWritten) {
       absl::StatusOr<PgOutputMessage> got = Decode(bytes, {in_block});
       ASSERT_TRUE(got.ok()) << MessageName(message) << " #" << i << " (seed " << kSeed
                             << "): " << got.status();
-      ASSERT_EQ(*got, message) << MessageName(message) << " #" << i << " (seed "
-                               << kSeed << ")";
+      ASSERT_EQ(*got, message) << MessageName(message) << " #" << i << " (seed " << kSeed
+                               << ")";
       ASSERT_EQ(Encode(*got), bytes) << MessageName(message) << " #" << i;
     }
   }

@@ -1,5 +1,6 @@
 #include "publisher/program/config.h"
 
+#include <algorithm>
 #include <map>
 
 #include "gmock/gmock.h"
@@ -172,19 +173,6 @@ TEST(ConfigTest, BadOperationsValuesNameTheFlag) {
   }
 }
 
-TEST(ConfigTest, ByteSizes) {
-  EXPECT_EQ(*ParseByteSize("1GB"), int64_t{1} << 30);
-  EXPECT_EQ(*ParseByteSize("1 gib"), int64_t{1} << 30);
-  EXPECT_EQ(*ParseByteSize("64kB"), 64 * 1024);
-  EXPECT_EQ(*ParseByteSize("2TB"), int64_t{2} << 40);
-  EXPECT_EQ(*ParseByteSize("1048576"), 1048576);
-  EXPECT_EQ(*ParseByteSize("10B"), 10);
-  EXPECT_FALSE(ParseByteSize("").ok());
-  EXPECT_FALSE(ParseByteSize("GB").ok());
-  EXPECT_FALSE(ParseByteSize("1.5GB").ok());
-  EXPECT_FALSE(ParseByteSize("99999999999TB").ok());
-}
-
 TEST(ConfigTest, EveryFlagInBothSpellings) {
   absl::StatusOr<Config> c = Parse({"--pg",
                                     "host=db dbname=app",
@@ -289,6 +277,28 @@ TEST(ConfigTest, HelpIsRecognised) {
     EXPECT_THAT(usage, HasSubstr(flag));
   }
   EXPECT_THAT(usage, HasSubstr("[outbox.event.{aggregate_type}]"));
+}
+
+TEST(ConfigTest, HelpGroupsTheFlagsAndShowsDefaultsInUnitsAPersonReads) {
+  std::string usage = Usage();
+  std::vector<size_t> at;
+  for (const char* heading : {"\nPostgreSQL and the slot:\n", "\nKafka:\n",
+                              "\nColumns of the outbox table:\n", "\nOperations:\n"}) {
+    at.push_back(usage.find(heading));
+    EXPECT_NE(at.back(), std::string::npos) << heading;
+  }
+  EXPECT_TRUE(std::is_sorted(at.begin(), at.end()));
+  EXPECT_THAT(usage, HasSubstr("--max-retained-wal SIZE"));
+  EXPECT_THAT(usage, HasSubstr("[1GiB]"));
+  EXPECT_THAT(usage, HasSubstr("[16MiB]"));
+  EXPECT_THAT(usage, HasSubstr("[true]"));
+  EXPECT_THAT(usage, HasSubstr("[1m]"));  // --replication-timeout.
+  EXPECT_THAT(usage, ::testing::Not(HasSubstr("1073741824")));
+  // Every flag of the table is in its group's part, and each default shown
+  // parses back to the default.
+  Config shown = *Parse({"--max-retained-wal", "1GiB", "--max-in-flight-bytes", "16MiB"});
+  EXPECT_EQ(shown.max_retained_wal, Config().max_retained_wal);
+  EXPECT_EQ(shown.max_in_flight_bytes, Config().max_in_flight_bytes);
 }
 
 struct BadCase {
