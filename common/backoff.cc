@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-namespace outbox {
+namespace common {
 
 absl::Duration Backoff::Next() {
   absl::Duration base = initial_;
@@ -14,4 +14,4 @@ absl::Duration Backoff::Next() {
   return base * half(rng_);
 }
 
-}  // namespace outbox
+}  // namespace common

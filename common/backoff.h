@@ -9,7 +9,7 @@
 
 #include "absl/time/time.h"
 
-namespace outbox {
+namespace common {
 
 class Backoff {
  public:
@@ -30,6 +30,6 @@ class Backoff {
   int attempts_ = 0;
 };
 
-}  // namespace outbox
+}  // namespace common
 
 #endif  // COMMON_BACKOFF_H_

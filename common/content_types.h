@@ -3,13 +3,13 @@
 #ifndef COMMON_CONTENT_TYPES_H_
 #define COMMON_CONTENT_TYPES_H_
 
-namespace outbox {
+namespace common {
 
 inline constexpr char kEnvelopeContentType[] =
     "application/x-protobuf; messageType=outbox.v1.Envelope";
 inline constexpr char kJsonEnvelopeContentType[] =
     "application/json; messageType=outbox.v1.Envelope";
 
-}  // namespace outbox
+}  // namespace common
 
 #endif  // COMMON_CONTENT_TYPES_H_

@@ -11,7 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 
-namespace outbox {
+namespace common {
 
 std::string FlagEnvName(absl::string_view flag) {
   return absl::StrCat("OUTBOX_",
@@ -184,4 +184,4 @@ std::string RenderFlagHelp(const std::vector<FlagHelpLine>& lines) {
   return out;
 }
 
-}  // namespace outbox
+}  // namespace common

@@ -25,7 +25,7 @@
 #include "absl/time/time.h"
 #include "common/kafka_properties.h"
 
-namespace outbox {
+namespace common {
 
 // One flag. `Options` is the struct the program's flags fill.
 template <typename Options>
@@ -194,6 +194,6 @@ class FlagTable {
   std::vector<FlagShape> shapes_;
 };
 
-}  // namespace outbox
+}  // namespace common
 
 #endif  // COMMON_FLAG_TABLE_H_

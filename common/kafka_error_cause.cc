@@ -3,7 +3,7 @@
 
 #include <utility>
 
-namespace outbox {
+namespace common {
 
 void KafkaErrorCause::Report(std::string error, absl::Time at, bool summary,
                              absl::Time stale_at) {
@@ -14,4 +14,4 @@ void KafkaErrorCause::Report(std::string error, absl::Time at, bool summary,
   summary_ = summary;
 }
 
-}  // namespace outbox
+}  // namespace common

@@ -10,7 +10,7 @@
 
 #include "absl/time/time.h"
 
-namespace outbox {
+namespace common {
 
 class KafkaErrorCause {
  public:
@@ -30,6 +30,6 @@ class KafkaErrorCause {
   bool summary_ = false;
 };
 
-}  // namespace outbox
+}  // namespace common
 
 #endif  // COMMON_KAFKA_ERROR_CAUSE_H_

@@ -9,7 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 
-namespace outbox {
+namespace common {
 namespace {
 
 constexpr absl::string_view kPrefix = "OUTBOX_KAFKA_";
@@ -133,4 +133,4 @@ std::string RefusedPropertyMessage(absl::string_view key, absl::string_view valu
   return out;
 }
 
-}  // namespace outbox
+}  // namespace common

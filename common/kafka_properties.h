@@ -21,7 +21,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
-namespace outbox {
+namespace common {
 
 using KafkaProperties = std::vector<std::pair<std::string, std::string>>;
 
@@ -86,6 +86,6 @@ std::string ShownPropertyValue(absl::string_view key, absl::string_view value,
 std::string RefusedPropertyMessage(absl::string_view key, absl::string_view value,
                                    absl::string_view error);
 
-}  // namespace outbox
+}  // namespace common
 
 #endif  // COMMON_KAFKA_PROPERTIES_H_

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 
-namespace outbox {
+namespace common {
 
 absl::string_view LogLevelName(LogLevel level) {
   switch (level) {
@@ -66,4 +66,4 @@ void Logger::Log(LogLevel level, absl::string_view msg,
   std::fflush(out_);
 }
 
-}  // namespace outbox
+}  // namespace common

@@ -16,7 +16,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 
-namespace outbox {
+namespace common {
 
 enum class LogLevel { kDebug = 0, kInfo = 1, kWarn = 2, kError = 3 };
 enum class LogFormat { kJson, kText };
@@ -59,6 +59,6 @@ class Logger {
   std::mutex mu_;
 };
 
-}  // namespace outbox
+}  // namespace common
 
 #endif  // COMMON_LOG_H_

@@ -10,7 +10,7 @@
 
 extern char** environ;
 
-namespace outbox {
+namespace common {
 
 Environment ProcessEnvironment() {
   Environment env;
@@ -33,4 +33,4 @@ Environment ProcessEnvironment() {
   return env;
 }
 
-}  // namespace outbox
+}  // namespace common

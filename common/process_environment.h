@@ -5,10 +5,10 @@
 
 #include "common/kafka_properties.h"
 
-namespace outbox {
+namespace common {
 
 Environment ProcessEnvironment();
 
-}  // namespace outbox
+}  // namespace common
 
 #endif  // COMMON_PROCESS_ENVIRONMENT_H_

@@ -4,7 +4,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
 
-namespace outbox {
+namespace common {
 
 void AppendMetricFamily(std::string* out, absl::string_view prefix, absl::string_view name,
                         absl::string_view type, absl::string_view help, double value,
@@ -39,4 +39,4 @@ std::string EscapeLabelValue(absl::string_view value) {
   return absl::StrReplaceAll(value, {{"\\", "\\\\"}, {"\"", "\\\""}, {"\n", "\\n"}});
 }
 
-}  // namespace outbox
+}  // namespace common

@@ -9,7 +9,7 @@
 
 #include "absl/strings/string_view.h"
 
-namespace outbox {
+namespace common {
 
 // Appends one metric family, `prefix` + `name`, with its HELP and TYPE lines and a
 // single sample, labelled with `labels` (rendered: slot="a",shard="1/2"; "" = none).
@@ -33,6 +33,6 @@ std::string Series(absl::string_view series, absl::string_view labels,
 // A label value with \, " and newlines escaped.
 std::string EscapeLabelValue(absl::string_view value);
 
-}  // namespace outbox
+}  // namespace common
 
 #endif  // COMMON_PROMETHEUS_TEXT_H_

@@ -3,7 +3,7 @@
 
 #include "common/timestamp_parts.h"
 
-namespace outbox {
+namespace common {
 
 void SetTimestamp(google::protobuf::Timestamp* ts, absl::Time t) {
   TimestampParts parts = SplitTimestamp(t);
@@ -15,4 +15,4 @@ absl::Time FromTimestamp(const google::protobuf::Timestamp& ts) {
   return absl::FromUnixSeconds(ts.seconds()) + absl::Nanoseconds(ts.nanos());
 }
 
-}  // namespace outbox
+}  // namespace common

@@ -6,11 +6,11 @@
 #include "absl/time/time.h"
 #include "google/protobuf/timestamp.pb.h"
 
-namespace outbox {
+namespace common {
 
 void SetTimestamp(google::protobuf::Timestamp* ts, absl::Time t);
 absl::Time FromTimestamp(const google::protobuf::Timestamp& ts);
 
-}  // namespace outbox
+}  // namespace common
 
 #endif  // COMMON_PROTO_TIME_H_

@@ -9,7 +9,7 @@
 
 #include "absl/time/time.h"
 
-namespace outbox {
+namespace common {
 
 struct TimestampParts {
   int64_t seconds = 0;
@@ -27,6 +27,6 @@ inline TimestampParts SplitTimestamp(absl::Time t) {
   return {seconds, static_cast<int32_t>(rem * 1000)};
 }
 
-}  // namespace outbox
+}  // namespace common
 
 #endif  // COMMON_TIMESTAMP_PARTS_H_

@@ -10,7 +10,7 @@ constexpr char kPrefix[] = "outbox_consumer_";
 
 void Family(std::string* out, const char* name, const char* type, const char* help,
             double value) {
-  outbox::AppendMetricFamily(out, kPrefix, name, type, help, value);
+  common::AppendMetricFamily(out, kPrefix, name, type, help, value);
 }
 
 }  // namespace

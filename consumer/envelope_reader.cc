@@ -39,7 +39,7 @@ absl::StatusOr<outbox::v1::Envelope> FromPayloadRecord(const InboundRecord& r) {
   e.set_aggregate_id(r.key);
   e.set_payload(r.value);
   if (r.timestamp_ms) {
-    outbox::SetTimestamp(e.mutable_created_at(), absl::FromUnixMillis(*r.timestamp_ms));
+    common::SetTimestamp(e.mutable_created_at(), absl::FromUnixMillis(*r.timestamp_ms));
   }
   outbox::v1::Source* source = e.mutable_source();
   for (const auto& [name, value] : r.headers) {
@@ -63,7 +63,7 @@ absl::StatusOr<outbox::v1::Envelope> FromPayloadRecord(const InboundRecord& r) {
       absl::Time t;
       if (!absl::ParseTime(absl::RFC3339_full, value, &t, nullptr))
         return Malformed(name, value);
-      outbox::SetTimestamp(source->mutable_commit_time(), t);
+      common::SetTimestamp(source->mutable_commit_time(), t);
     } else if (!absl::StartsWith(name, "outbox_")) {
       (*e.mutable_headers())[name] = value;  // The writer's, from the headers column.
     }

@@ -23,8 +23,8 @@
 namespace consumer {
 
 inline constexpr char kContentTypeHeader[] = "content_type";
-using outbox::kEnvelopeContentType;
-using outbox::kJsonEnvelopeContentType;
+using common::kEnvelopeContentType;
+using common::kJsonEnvelopeContentType;
 
 [[nodiscard]] absl::StatusOr<outbox::v1::Envelope> ReadEnvelope(const InboundRecord& r);
 

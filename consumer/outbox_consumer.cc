@@ -12,7 +12,7 @@ namespace consumer {
 
 OutboxConsumer::OutboxConsumer(RecordSource& source, Database& db, ProcessedTable& table,
                                DeadLetterSink& dead_letters, Handler handler,
-                               ConsumerOptions options, outbox::Logger& log, Clock clock)
+                               ConsumerOptions options, common::Logger& log, Clock clock)
     : source_(source),
       db_(db),
       table_(table),

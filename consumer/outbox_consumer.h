@@ -71,7 +71,7 @@ class OutboxConsumer {
   OutboxConsumer(
       RecordSource& source, Database& db, ProcessedTable& table,
       DeadLetterSink& dead_letters, Handler handler, ConsumerOptions options,
-      outbox::Logger& log, Clock clock = [] { return absl::Now(); });
+      common::Logger& log, Clock clock = [] { return absl::Now(); });
 
   // Steps until `stop`; an error only when the consumer cannot go on (the
   // source failed fatally).
@@ -104,7 +104,7 @@ class OutboxConsumer {
   DeadLetterSink& dead_letters_;
   Handler handler_;
   ConsumerOptions options_;
-  outbox::Logger& log_;
+  common::Logger& log_;
   Clock clock_;
   PartitionGate gate_;
   ConsumerStats stats_;

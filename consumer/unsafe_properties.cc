@@ -10,7 +10,7 @@ namespace consumer {
 namespace {
 
 std::string RefusedBecause(const std::string& key, const std::string& v) {
-  if (key == "enable.auto.offset.store" && outbox::KafkaBoolean(v) == true) {
+  if (key == "enable.auto.offset.store" && common::KafkaBoolean(v) == true) {
     return "the group would commit a record's offset before its effect committed, so "
            "a crash skips the effect";
   }
@@ -24,7 +24,7 @@ std::string RefusedBecause(const std::string& key, const std::string& v) {
 
 }  // namespace
 
-absl::Status RefuseUnsafeProperties(const outbox::KafkaProperties& p) {
+absl::Status RefuseUnsafeProperties(const common::KafkaProperties& p) {
   std::vector<std::string> refused;
   for (const auto& [key, value] : p) {
     if (std::string why = RefusedBecause(key, value); !why.empty()) {

@@ -10,7 +10,7 @@ namespace consumer {
 
 // kInvalidArgument naming each refused setting and what it would break; OK when
 // there is none.
-[[nodiscard]] absl::Status RefuseUnsafeProperties(const outbox::KafkaProperties& p);
+[[nodiscard]] absl::Status RefuseUnsafeProperties(const common::KafkaProperties& p);
 
 }  // namespace consumer
 

@@ -21,7 +21,7 @@ int64_t Int(const std::optional<std::string>& v) {
   return v && absl::SimpleAtoi(*v, &n) ? n : 0;
 }
 
-absl::Status Shape(const outbox::SqlRows& rows, size_t columns, absl::string_view what) {
+absl::Status Shape(const common::SqlRows& rows, size_t columns, absl::string_view what) {
   if (rows.size() == 1 && rows[0].size() == columns) return absl::OkStatus();
   return absl::DataLossError(absl::StrCat(what, " returned an unexpected shape"));
 }
@@ -38,9 +38,9 @@ absl::Status ValidateSlotName(absl::string_view slot) {
                    "\": use 1-63 lower-case letters, digits and underscores"));
 }
 
-absl::StatusOr<ServerFacts> ReadServerFacts(outbox::SqlConnection& sql) {
+absl::StatusOr<ServerFacts> ReadServerFacts(common::SqlConnection& sql) {
   ASSIGN_OR_RETURN(
-      outbox::SqlRows rows,
+      common::SqlRows rows,
       sql.Query(absl::StrCat(
           "SELECT current_setting('server_version_num'), "
           "current_setting('server_version'), current_setting('wal_level'), "
@@ -76,14 +76,14 @@ absl::StatusOr<ServerFacts> ReadServerFacts(outbox::SqlConnection& sql) {
   return f;
 }
 
-absl::StatusOr<TableFacts> ReadTableFacts(outbox::SqlConnection& sql,
+absl::StatusOr<TableFacts> ReadTableFacts(common::SqlConnection& sql,
                                           const std::string& schema,
                                           const std::string& table) {
   TableFacts f;
   f.schema = schema;
   f.table = table;
   ASSIGN_OR_RETURN(
-      outbox::SqlRows rows,
+      common::SqlRows rows,
       sql.Query(absl::StrCat(
           "SELECT pg_catalog.has_table_privilege(c.oid, 'SELECT'), "
           "pg_catalog.pg_has_role(c.relowner, 'USAGE') FROM pg_catalog.pg_class c "
@@ -99,11 +99,11 @@ absl::StatusOr<TableFacts> ReadTableFacts(outbox::SqlConnection& sql,
   return f;
 }
 
-absl::StatusOr<PublicationFacts> ReadPublicationFacts(outbox::SqlConnection& sql,
+absl::StatusOr<PublicationFacts> ReadPublicationFacts(common::SqlConnection& sql,
                                                       const std::string& name) {
   PublicationFacts f;
   f.name = name;
-  ASSIGN_OR_RETURN(outbox::SqlRows rows,
+  ASSIGN_OR_RETURN(common::SqlRows rows,
                    sql.Query(absl::StrCat(
                        "SELECT pubinsert FROM pg_catalog.pg_publication WHERE pubname = ",
                        sql.Literal(name))));
@@ -112,7 +112,7 @@ absl::StatusOr<PublicationFacts> ReadPublicationFacts(outbox::SqlConnection& sql
   f.publishes_insert = Bool(rows[0][0]);
   // Row filters exist from PostgreSQL 15.
   ASSIGN_OR_RETURN(
-      outbox::SqlRows tables,
+      common::SqlRows tables,
       sql.Query(absl::StrCat(
           "SELECT schemaname, tablename, ",
           sql.server_version() >= 150000 ? "rowfilter" : "NULL",
@@ -124,7 +124,7 @@ absl::StatusOr<PublicationFacts> ReadPublicationFacts(outbox::SqlConnection& sql
   return f;
 }
 
-absl::StatusOr<SlotFacts> ReadSlotFacts(outbox::SqlConnection& sql,
+absl::StatusOr<SlotFacts> ReadSlotFacts(common::SqlConnection& sql,
                                         const std::string& slot) {
   SlotFacts f;
   f.name = slot;
@@ -133,7 +133,7 @@ absl::StatusOr<SlotFacts> ReadSlotFacts(outbox::SqlConnection& sql,
   bool has_wal_status = sql.server_version() >= 130000;
   bool has_failover = sql.server_version() >= kFailoverSlotsVersion;
   ASSIGN_OR_RETURN(
-      outbox::SqlRows rows,
+      common::SqlRows rows,
       sql.Query(absl::StrCat(
           "SELECT slot_type, plugin, database, ", has_wal_status ? "wal_status" : "NULL",
           ", active, active_pid, "
@@ -160,7 +160,7 @@ absl::StatusOr<SlotFacts> ReadSlotFacts(outbox::SqlConnection& sql,
   return f;
 }
 
-std::vector<std::string> QuoteTables(outbox::SqlConnection& sql,
+std::vector<std::string> QuoteTables(common::SqlConnection& sql,
                                      const std::vector<std::string>& tables) {
   std::vector<std::string> quoted;
   for (const std::string& table : tables) {
@@ -172,17 +172,17 @@ std::vector<std::string> QuoteTables(outbox::SqlConnection& sql,
   return quoted;
 }
 
-absl::Status EnsureWalLevel(outbox::SqlConnection& sql) {
-  ASSIGN_OR_RETURN(outbox::SqlRows rows, sql.Query("SHOW wal_level"));
+absl::Status EnsureWalLevel(common::SqlConnection& sql) {
+  ASSIGN_OR_RETURN(common::SqlRows rows, sql.Query("SHOW wal_level"));
   return CheckWalLevel(rows.empty() || rows[0].empty() ? "" : Text(rows[0][0]));
 }
 
-absl::StatusOr<pgoutput::Relation> DescribeTable(outbox::SqlConnection& sql,
+absl::StatusOr<pgoutput::Relation> DescribeTable(common::SqlConnection& sql,
                                                  const std::string& schema,
                                                  const std::string& table) {
   std::string qualified = absl::StrCat(sql.Quote(schema), ".", sql.Quote(table));
   ASSIGN_OR_RETURN(
-      outbox::SqlRows rows,
+      common::SqlRows rows,
       sql.Query(absl::StrCat(
           "SELECT c.oid, a.attname, a.atttypid, a.atttypmod FROM pg_catalog.pg_class c "
           "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
@@ -208,7 +208,7 @@ absl::StatusOr<pgoutput::Relation> DescribeTable(outbox::SqlConnection& sql,
   return r;
 }
 
-absl::Status EnsurePublication(outbox::SqlConnection& sql, const std::string& name,
+absl::Status EnsurePublication(common::SqlConnection& sql, const std::string& name,
                                const std::vector<std::string>& tables, bool create,
                                const std::optional<KeyShard>& shard,
                                const std::string& key_column) {
@@ -229,7 +229,7 @@ absl::Status EnsurePublication(outbox::SqlConnection& sql, const std::string& na
   return s;
 }
 
-absl::StatusOr<Lsn> CreateSlot(outbox::SqlConnection& sql, const std::string& slot,
+absl::StatusOr<Lsn> CreateSlot(common::SqlConnection& sql, const std::string& slot,
                                const SlotCreation& how) {
   RETURN_IF_ERROR(ValidateSlotName(slot));
   std::string command =
@@ -246,7 +246,7 @@ absl::StatusOr<Lsn> CreateSlot(outbox::SqlConnection& sql, const std::string& sl
   }
   absl::Duration answer_timeout = sql.answer_timeout();
   sql.set_answer_timeout(absl::InfiniteDuration());
-  absl::StatusOr<outbox::SqlRows> rows = sql.Query(command);
+  absl::StatusOr<common::SqlRows> rows = sql.Query(command);
   sql.set_answer_timeout(answer_timeout);
   if (!rows.ok()) return rows.status();
   // slot_name, consistent_point, snapshot_name, output_plugin.
@@ -256,23 +256,23 @@ absl::StatusOr<Lsn> CreateSlot(outbox::SqlConnection& sql, const std::string& sl
   return Lsn::Parse(*(*rows)[0][1]);
 }
 
-absl::Status EnableSlotFailover(outbox::SqlConnection& sql, const std::string& slot) {
+absl::Status EnableSlotFailover(common::SqlConnection& sql, const std::string& slot) {
   return sql.Command(
       absl::StrCat("ALTER_REPLICATION_SLOT ", sql.Quote(slot), " (FAILOVER true)"));
 }
 
-absl::Status DropSlot(outbox::SqlConnection& sql, const std::string& slot) {
+absl::Status DropSlot(common::SqlConnection& sql, const std::string& slot) {
   absl::Status s = sql.Command(absl::StrCat("DROP_REPLICATION_SLOT ", sql.Quote(slot)));
   if (!s.ok() && absl::StrContains(s.message(), "does not exist")) return absl::OkStatus();
   return s;
 }
 
-absl::Status EnsureSlot(outbox::SqlConnection& sql, const std::string& slot,
+absl::Status EnsureSlot(common::SqlConnection& sql, const std::string& slot,
                         bool create) {
   RETURN_IF_ERROR(ValidateSlotName(slot));
   for (int attempt = 0; attempt < 2; ++attempt) {
     ASSIGN_OR_RETURN(SlotFacts facts, ReadSlotFacts(sql, slot));
-    ASSIGN_OR_RETURN(outbox::SqlRows here, sql.Query("SELECT current_database()"));
+    ASSIGN_OR_RETURN(common::SqlRows here, sql.Query("SELECT current_database()"));
     RETURN_IF_ERROR(Shape(here, 1, "current_database()"));
     RETURN_IF_ERROR(CheckSlot(facts, sql.Literal(slot), Text(here[0][0]), create));
     if (facts.exists) return absl::OkStatus();

@@ -20,26 +20,26 @@
 
 namespace cdc {
 
-[[nodiscard]] absl::StatusOr<ServerFacts> ReadServerFacts(outbox::SqlConnection& sql);
-[[nodiscard]] absl::StatusOr<TableFacts> ReadTableFacts(outbox::SqlConnection& sql,
+[[nodiscard]] absl::StatusOr<ServerFacts> ReadServerFacts(common::SqlConnection& sql);
+[[nodiscard]] absl::StatusOr<TableFacts> ReadTableFacts(common::SqlConnection& sql,
                                                         const std::string& schema,
                                                         const std::string& table);
 [[nodiscard]] absl::StatusOr<PublicationFacts> ReadPublicationFacts(
-    outbox::SqlConnection& sql, const std::string& name);
+    common::SqlConnection& sql, const std::string& name);
 // retained_bytes is left empty on a server in recovery (no current WAL LSN there).
-[[nodiscard]] absl::StatusOr<SlotFacts> ReadSlotFacts(outbox::SqlConnection& sql,
+[[nodiscard]] absl::StatusOr<SlotFacts> ReadSlotFacts(common::SqlConnection& sql,
                                                       const std::string& slot);
 
 // "schema.table" names quoted for SQL: "public"."outbox".
-std::vector<std::string> QuoteTables(outbox::SqlConnection& sql,
+std::vector<std::string> QuoteTables(common::SqlConnection& sql,
                                      const std::vector<std::string>& tables);
 
 // kFailedPrecondition unless wal_level is logical.
-[[nodiscard]] absl::Status EnsureWalLevel(outbox::SqlConnection& sql);
+[[nodiscard]] absl::Status EnsureWalLevel(common::SqlConnection& sql);
 
 // The current shape of `schema`.`table`, as a Relation message would describe it.
 // kFailedPrecondition when the table does not exist.
-[[nodiscard]] absl::StatusOr<pgoutput::Relation> DescribeTable(outbox::SqlConnection& sql,
+[[nodiscard]] absl::StatusOr<pgoutput::Relation> DescribeTable(common::SqlConnection& sql,
                                                                const std::string& schema,
                                                                const std::string& table);
 
@@ -48,7 +48,7 @@ std::vector<std::string> QuoteTables(outbox::SqlConnection& sql,
 // `tables` WITH (publish = 'insert'); for a `shard`, with its row filter over
 // `key_column` on every table (key_shard.h; PostgreSQL 15+).
 [[nodiscard]] absl::Status EnsurePublication(
-    outbox::SqlConnection& sql, const std::string& name,
+    common::SqlConnection& sql, const std::string& name,
     const std::vector<std::string>& tables, bool create,
     const std::optional<KeyShard>& shard = std::nullopt,
     const std::string& key_column = "");
@@ -67,16 +67,16 @@ struct SlotCreation {
 // returns its consistent point (it streams what commits after it).
 // kAlreadyExists when the slot exists. No answer timeout applies: creating a slot
 // waits for every transaction running now to end, however long.
-[[nodiscard]] absl::StatusOr<Lsn> CreateSlot(outbox::SqlConnection& sql,
+[[nodiscard]] absl::StatusOr<Lsn> CreateSlot(common::SqlConnection& sql,
                                              const std::string& slot,
                                              const SlotCreation& how);
 
 // Makes an existing slot a failover slot (ALTER_REPLICATION_SLOT, PostgreSQL 17+).
-[[nodiscard]] absl::Status EnableSlotFailover(outbox::SqlConnection& sql,
+[[nodiscard]] absl::Status EnableSlotFailover(common::SqlConnection& sql,
                                               const std::string& slot);
 
 // DROP_REPLICATION_SLOT on a replication connection; OK when it does not exist.
-[[nodiscard]] absl::Status DropSlot(outbox::SqlConnection& sql, const std::string& slot);
+[[nodiscard]] absl::Status DropSlot(common::SqlConnection& sql, const std::string& slot);
 
 // Ensures logical slot `slot` exists in this database with the pgoutput plugin,
 // creating it (no snapshot, no failover) when missing and `create`.
@@ -85,7 +85,7 @@ struct SlotCreation {
 // refuse. The publisher itself goes through its slot plan
 // (publisher/postgres/slot_setup.h); this serves the WAL reader's own tests and
 // tools.
-[[nodiscard]] absl::Status EnsureSlot(outbox::SqlConnection& sql, const std::string& slot,
+[[nodiscard]] absl::Status EnsureSlot(common::SqlConnection& sql, const std::string& slot,
                                       bool create);
 
 // Slot names are restricted by the server to 1-63 lower-case letters, digits, '_'.

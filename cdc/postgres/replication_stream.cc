@@ -45,14 +45,14 @@ absl::StatusOr<std::unique_ptr<ReplicationStream>> ReplicationStream::Connect(
         1, absl::ToInt64Seconds(absl::Ceil(setup_timeout, absl::Seconds(1)))));
   }
   ASSIGN_OR_RETURN(
-      std::unique_ptr<outbox::SqlConnection> sql,
-      outbox::SqlConnection::Connect(conninfo, outbox::SqlConnection::Mode::kReplication,
+      std::unique_ptr<common::SqlConnection> sql,
+      common::SqlConnection::Connect(conninfo, common::SqlConnection::Mode::kReplication,
                                      "outbox-publisher", connect_timeout));
   sql->set_answer_timeout(setup_timeout);
   return std::unique_ptr<ReplicationStream>(new ReplicationStream(std::move(sql)));
 }
 
-ReplicationStream::ReplicationStream(std::unique_ptr<outbox::SqlConnection> sql)
+ReplicationStream::ReplicationStream(std::unique_ptr<common::SqlConnection> sql)
     : sql_(std::move(sql)), conn_(sql_->raw()) {
   // libpq's default receiver ignores its argument (there is no way to read it).
   previous_receiver_ = PQsetNoticeReceiver(conn_, &ReplicationStream::OnNotice, this);
@@ -60,7 +60,7 @@ ReplicationStream::ReplicationStream(std::unique_ptr<outbox::SqlConnection> sql)
 
 void ReplicationStream::OnNotice(void* arg, const PGresult* notice) {
   auto* self = static_cast<ReplicationStream*>(arg);
-  std::string message = outbox::TrimmedPgMessage(PQresultErrorMessage(notice));
+  std::string message = common::TrimmedPgMessage(PQresultErrorMessage(notice));
   if (absl::StrContains(message, "skipped loading publication")) {
     if (self->skipped_publication_.empty()) self->skipped_publication_ = message;
     return;
@@ -85,7 +85,7 @@ absl::Status ReplicationStream::ConnectionError(absl::string_view what) {
 }
 
 absl::StatusOr<SystemIdentity> ReplicationStream::IdentifySystem() {
-  ASSIGN_OR_RETURN(outbox::SqlRows rows, sql_->Query("IDENTIFY_SYSTEM"));
+  ASSIGN_OR_RETURN(common::SqlRows rows, sql_->Query("IDENTIFY_SYSTEM"));
   if (rows.size() != 1 || rows[0].size() < 4 || !rows[0][1] || !rows[0][2]) {
     return absl::DataLossError("IDENTIFY_SYSTEM returned an unexpected shape");
   }
@@ -98,7 +98,7 @@ absl::StatusOr<SystemIdentity> ReplicationStream::IdentifySystem() {
 }
 
 absl::StatusOr<std::string> ReplicationStream::TimelineHistory(uint32_t timeline) {
-  ASSIGN_OR_RETURN(outbox::SqlRows rows,
+  ASSIGN_OR_RETURN(common::SqlRows rows,
                    sql_->Query(absl::StrCat("TIMELINE_HISTORY ", timeline)));
   // filename, content.
   if (rows.size() != 1 || rows[0].size() != 2 || !rows[0][1]) {
@@ -123,12 +123,12 @@ absl::Status ReplicationStream::Start(const StartOptions& options) {
   std::string sql =
       absl::StrCat("START_REPLICATION SLOT ", sql_->Quote(options.slot), " LOGICAL ",
                    options.start_lsn.ToString(), " (", absl::StrJoin(opts, ", "), ")");
-  ASSIGN_OR_RETURN(outbox::PgResult r, sql_->Execute(sql));
+  ASSIGN_OR_RETURN(common::PgResult r, sql_->Execute(sql));
   if (PQresultStatus(r.get()) != PGRES_COPY_BOTH) {
     std::string message =
         absl::StrCat("START_REPLICATION failed: ",
-                     outbox::TrimmedPgMessage(PQresultErrorMessage(r.get())));
-    std::string state = outbox::ResultSqlState(r.get());
+                     common::TrimmedPgMessage(PQresultErrorMessage(r.get())));
+    std::string state = common::ResultSqlState(r.get());
     // 55006 (object_in_use): another connection streams the slot. Told by the
     // code, never by the words, which follow the server's lc_messages.
     if (state == kObjectInUse) return SlotInUseError(message);
@@ -200,12 +200,12 @@ absl::StatusOr<std::optional<ServerMessage>> ReplicationStream::Read(
     }
     if (n == -1) {
       streaming_ = false;
-      outbox::PgResult r(PQgetResult(conn_));
-      std::string why = r ? outbox::TrimmedPgMessage(PQresultErrorMessage(r.get())) : "";
+      common::PgResult r(PQgetResult(conn_));
+      std::string why = r ? common::TrimmedPgMessage(PQresultErrorMessage(r.get())) : "";
       std::string message = absl::StrCat("server ended the replication stream",
                                          why.empty() ? "" : ": ", why);
       // A dropped publication or removed WAL will not fix itself by reconnecting.
-      if (r && !IsTransientServerError(outbox::ResultSqlState(r.get())) &&
+      if (r && !IsTransientServerError(common::ResultSqlState(r.get())) &&
           PQstatus(conn_) == CONNECTION_OK) {
         return absl::FailedPreconditionError(message);
       }
@@ -281,13 +281,13 @@ absl::Status ReplicationStream::Stop(absl::Time deadline) {
       if (PQconsumeInput(conn_) == 0)
         return ConnectionError("ending the replication stream failed");
     }
-    outbox::PgResult r(PQgetResult(conn_));
+    common::PgResult r(PQgetResult(conn_));
     if (r == nullptr) return absl::OkStatus();
     ExecStatusType st = PQresultStatus(r.get());
     if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
       return absl::UnavailableError(
           absl::StrCat("replication stream ended with an error: ",
-                       outbox::TrimmedPgMessage(PQresultErrorMessage(r.get()))));
+                       common::TrimmedPgMessage(PQresultErrorMessage(r.get()))));
     }
   }
 }

@@ -114,10 +114,10 @@ class ReplicationStream : public WalStream {
 
   // The connection, for catalog reads and EnsureSlot/EnsurePublication before
   // Start (cdc/postgres/catalog.h). Not while streaming.
-  outbox::SqlConnection& sql() { return *sql_; }
+  common::SqlConnection& sql() { return *sql_; }
 
  private:
-  explicit ReplicationStream(std::unique_ptr<outbox::SqlConnection> sql);
+  explicit ReplicationStream(std::unique_ptr<common::SqlConnection> sql);
 
   absl::Status ConnectionError(absl::string_view what);
   // libpq's notice receiver. PostgreSQL 18 no longer ends the stream when a
@@ -138,7 +138,7 @@ class ReplicationStream : public WalStream {
   static constexpr size_t kFullRead = 8192;
   size_t since_read_ = 0;
 
-  std::unique_ptr<outbox::SqlConnection> sql_;
+  std::unique_ptr<common::SqlConnection> sql_;
   PGconn* conn_;            // sql_'s.
   char* buffer_ = nullptr;  // Last CopyData from PQgetCopyData, freed on next Read.
   bool streaming_ = false;

@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace outbox {
+namespace common {
 
 MetricsServer::MetricsServer() : server_(std::make_unique<httplib::Server>()) {}
 
@@ -63,4 +63,4 @@ MetricsServer::~MetricsServer() {
   if (thread_.joinable()) thread_.join();
 }
 
-}  // namespace outbox
+}  // namespace common

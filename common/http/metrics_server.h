@@ -22,7 +22,7 @@ namespace httplib {
 class Server;
 }
 
-namespace outbox {
+namespace common {
 
 struct MetricsEndpoints {
   std::function<std::string()> metrics;  // The /metrics page.
@@ -52,6 +52,6 @@ class MetricsServer {
   std::thread thread_;
 };
 
-}  // namespace outbox
+}  // namespace common
 
 #endif  // COMMON_HTTP_METRICS_SERVER_H_

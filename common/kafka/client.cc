@@ -7,7 +7,7 @@
 #include "common/kafka/handles.h"
 #include "common/kafka_properties.h"
 
-namespace outbox {
+namespace common {
 
 LogLevel FromSyslog(int level) {
   if (level <= 4) return LogLevel::kWarn;
@@ -115,4 +115,4 @@ void LogLibrdkafka(Logger& log, int level, const char* facility, const char* lin
       {{"component", std::string("librdkafka")}, {"facility", std::string(facility)}});
 }
 
-}  // namespace outbox
+}  // namespace common

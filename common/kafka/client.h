@@ -17,7 +17,7 @@
 
 typedef struct rd_kafka_message_s rd_kafka_message_t;
 
-namespace outbox {
+namespace common {
 
 // Whether librdkafka takes every one of `properties` (NewKafkaConf's refusal if
 // not), without making a client: configuration is judged before anything is
@@ -68,6 +68,6 @@ absl::Status DeliveryReportStatus(int rd_kafka_resp_err, int64_t offset,
                                   int rd_kafka_msg_status, absl::string_view topic,
                                   int32_t partition);
 
-}  // namespace outbox
+}  // namespace common
 
 #endif  // COMMON_KAFKA_CLIENT_H_

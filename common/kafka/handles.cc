@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/kafka_properties.h"
 
-namespace outbox {
+namespace common {
 
 absl::StatusOr<KafkaConf> NewKafkaConf(
     std::vector<std::pair<std::string, std::string>> properties,
@@ -49,4 +49,4 @@ absl::StatusOr<KafkaClient> NewKafkaClient(rd_kafka_type_t type, KafkaConf conf,
   return client;
 }
 
-}  // namespace outbox
+}  // namespace common

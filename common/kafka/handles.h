@@ -26,7 +26,7 @@
 #error "rdkafka.h is not the pinned release's: link the target to PkgConfig::RDKAFKA"
 #endif
 
-namespace outbox {
+namespace common {
 
 template <typename T, void (*Destroy)(T*)>
 struct KafkaDestroyer {
@@ -95,6 +95,6 @@ absl::StatusOr<KafkaClient> NewKafkaClient(rd_kafka_type_t type, KafkaConf conf,
                                            const KafkaCallbacks& callbacks,
                                            absl::string_view what);
 
-}  // namespace outbox
+}  // namespace common
 
 #endif  // COMMON_KAFKA_HANDLES_H_

@@ -13,7 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 
-namespace outbox {
+namespace common {
 
 absl::StatusOr<ConnParams> ParseConninfo(absl::string_view conninfo) {
   std::string text(conninfo);
@@ -111,4 +111,4 @@ std::string RedactConninfo(absl::string_view conninfo) {
   return absl::StrJoin(parts, " ");
 }
 
-}  // namespace outbox
+}  // namespace common

@@ -11,7 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
-namespace outbox {
+namespace common {
 
 // Keyword/value pairs explicitly set in a conninfo string or URI, in libpq's order.
 using ConnParams = std::vector<std::pair<std::string, std::string>>;
@@ -50,6 +50,6 @@ std::string FormatConninfo(const ConnParams& params);
 // not parse is shown only as "<unparsable conninfo>", since it may hold a secret.
 std::string RedactConninfo(absl::string_view conninfo);
 
-}  // namespace outbox
+}  // namespace common
 
 #endif  // COMMON_POSTGRES_CONNINFO_H_

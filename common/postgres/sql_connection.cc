@@ -13,7 +13,7 @@
 #include "common/postgres/conninfo.h"
 #include "common/status_macros.h"
 
-namespace outbox {
+namespace common {
 namespace {
 
 // SQLSTATEs with a status code of their own.
@@ -183,4 +183,4 @@ absl::Status SqlConnection::Command(const std::string& sql) {
   return Query(sql).status();
 }
 
-}  // namespace outbox
+}  // namespace common

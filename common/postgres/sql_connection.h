@@ -25,7 +25,7 @@
 typedef struct pg_conn PGconn;
 typedef struct pg_result PGresult;
 
-namespace outbox {
+namespace common {
 
 // A PGresult freed when it goes out of scope.
 struct PgResultDeleter {
@@ -98,6 +98,6 @@ std::string TrimmedPgMessage(const char* message);
 // The SQLSTATE of a failed result ("" when it has none).
 std::string ResultSqlState(const PGresult* result);
 
-}  // namespace outbox
+}  // namespace common
 
 #endif  // COMMON_POSTGRES_SQL_CONNECTION_H_

@@ -10,8 +10,8 @@
 namespace paid_orders {
 namespace {
 
-using Flag = outbox::FlagDef<Flags>;
-using outbox::ShowDuration;
+using Flag = common::FlagDef<Flags>;
+using common::ShowDuration;
 
 constexpr char kService[] = "The service";
 constexpr char kOperations[] = "Operations";
@@ -25,7 +25,7 @@ absl::Status Bad(absl::string_view flag, absl::string_view value,
 // A flag whose value is any text, kept in `member`.
 Flag Text(const char* name, const char* group, const char* value, const char* help,
           std::string Flags::*member) {
-  return outbox::TextFlag(name, group, value, help, member, /*may_be_blank=*/true);
+  return common::TextFlag(name, group, value, help, member, /*may_be_blank=*/true);
 }
 
 Flag Duration(const char* name, const char* group, const char* help,
@@ -40,8 +40,8 @@ Flag Duration(const char* name, const char* group, const char* help,
           [member](const Flags& f) { return ShowDuration(f.*member); }};
 }
 
-const outbox::FlagTable<Flags>& Table() {
-  static const auto* table = new outbox::FlagTable<Flags>({
+const common::FlagTable<Flags>& Table() {
+  static const auto* table = new common::FlagTable<Flags>({
       Text("pg", kService, "CONNINFO",
            "PostgreSQL conninfo of the service's database (required)", &Flags::pg),
       Text("brokers", kService, "HOST:PORT[,...]", "Kafka bootstrap servers (required)",
@@ -95,8 +95,8 @@ const outbox::FlagTable<Flags>& Table() {
 }  // namespace
 
 absl::Status ParseFlags(const std::vector<std::string>& args,
-                        const outbox::EnvLookup& env, Flags& flags, Action& action) {
-  outbox::FlagValues given;
+                        const common::EnvLookup& env, Flags& flags, Action& action) {
+  common::FlagValues given;
   Table().TakeEnvironment(env, given);
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -131,7 +131,7 @@ absl::Status ParseFlags(const std::vector<std::string>& args,
 }
 
 std::string UsageText() {
-  std::vector<outbox::FlagHelpLine> lines = Table().HelpLines(Flags());
+  std::vector<common::FlagHelpLine> lines = Table().HelpLines(Flags());
   constexpr char kKafka[] = "Kafka client properties";
   lines.insert(
       lines.end(),
@@ -150,7 +150,7 @@ std::string UsageText() {
       "The consumer kit's example service: applies OrderPaid events exactly once.\n"
       "Every flag is also an OUTBOX_<FLAG> variable (--metrics-port: "
       "OUTBOX_METRICS_PORT); the command line wins.\n\n",
-      outbox::RenderFlagHelp(lines));
+      common::RenderFlagHelp(lines));
 }
 
 }  // namespace paid_orders

@@ -26,7 +26,7 @@ struct Flags {
   int metrics_port = 0;  // 0 = no /metrics.
   std::string metrics_address = "127.0.0.1";
   std::string kafka_config;              // -F FILE.
-  outbox::KafkaProperties command_line;  // -X, in order.
+  common::KafkaProperties command_line;  // -X, in order.
   std::vector<std::string> warnings;     // Deprecated flags used.
 };
 
@@ -36,7 +36,7 @@ enum class Action { kRun, kHelp, kVersion };
 // Parses the environment's OUTBOX_<FLAG> variables and `args` (argv without the
 // program's name) into `flags`; kInvalidArgument says why not.
 absl::Status ParseFlags(const std::vector<std::string>& args,
-                        const outbox::EnvLookup& env, Flags& flags, Action& action);
+                        const common::EnvLookup& env, Flags& flags, Action& action);
 
 // The --help text.
 std::string UsageText();

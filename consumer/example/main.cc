@@ -57,7 +57,7 @@ int Usage(const std::string& why) {
   return 2;
 }
 
-int Fail(outbox::Logger& log, const absl::Status& s, const char* what) {
+int Fail(common::Logger& log, const absl::Status& s, const char* what) {
   log.Error(what, {{"error", std::string(s.message())}});
   return 1;
 }
@@ -66,7 +66,7 @@ int Fail(outbox::Logger& log, const absl::Status& s, const char* what) {
 
 int main(int argc, char** argv) {
   Flags f;
-  outbox::Environment env = outbox::ProcessEnvironment();
+  common::Environment env = common::ProcessEnvironment();
   Action action = Action::kRun;
   absl::Status parsed =
       ParseFlags(std::vector<std::string>(argv + 1, argv + argc), env.lookup, f, action);
@@ -77,24 +77,24 @@ int main(int argc, char** argv) {
   }
   if (action == Action::kVersion) {
     std::cout << "outbox-paid-orders " << OUTBOX_PUBLISHER_VERSION << " (librdkafka "
-              << outbox::LibrdkafkaVersion() << ")\n";
+              << common::LibrdkafkaVersion() << ")\n";
     return 0;
   }
   // -F wins over OUTBOX_KAFKA_CONFIG, as a flag over its variable.
   if (f.kafka_config.empty()) {
-    f.kafka_config = env.lookup(outbox::kKafkaConfigEnv).value_or("");
+    f.kafka_config = env.lookup(common::kKafkaConfigEnv).value_or("");
   }
-  absl::StatusOr<outbox::KafkaProperties> properties =
-      outbox::GatherKafkaProperties(f.kafka_config, env, f.command_line);
+  absl::StatusOr<common::KafkaProperties> properties =
+      common::GatherKafkaProperties(f.kafka_config, env, f.command_line);
   if (properties.ok()) {
     if (absl::Status s = consumer::RefuseUnsafeProperties(*properties); !s.ok()) {
       properties = s;
     }
   }
   if (!properties.ok()) return Usage(std::string(properties.status().message()));
-  outbox::Logger log(
-      f.log_format == "json" ? outbox::LogFormat::kJson : outbox::LogFormat::kText,
-      outbox::LogLevel::kInfo);
+  common::Logger log(
+      f.log_format == "json" ? common::LogFormat::kJson : common::LogFormat::kText,
+      common::LogLevel::kInfo);
   for (const std::string& warning : f.warnings) log.Warn(warning);
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGINT, OnSignal);
@@ -130,10 +130,10 @@ int main(int argc, char** argv) {
   consumer::OutboxConsumer c(**source, **db, table, **dead_letters, &paid_orders::Apply,
                              options, log);
   consumer::ConsumerMetrics metrics;
-  std::unique_ptr<outbox::MetricsServer> server;
+  std::unique_ptr<common::MetricsServer> server;
   if (f.metrics_port != 0) {
     c.set_metrics(&metrics);
-    auto started = outbox::MetricsServer::Start(
+    auto started = common::MetricsServer::Start(
         f.metrics_address, f.metrics_port,
         {[&metrics] { return metrics.RenderPrometheus(absl::Now()); },
          [&metrics] { return metrics.UnhealthyReason(absl::Now()); },

@@ -13,7 +13,7 @@ void PartitionGate::Hold(InboundRecord r, absl::Time now, bool counted) {
     held_.erase(tp);
     it = held_
              .emplace(
-                 tp, Entry{HeldRecord{}, outbox::Backoff(initial_backoff_, max_backoff_)})
+                 tp, Entry{HeldRecord{}, common::Backoff(initial_backoff_, max_backoff_)})
              .first;
   }
   Entry& e = it->second;

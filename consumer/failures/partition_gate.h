@@ -55,7 +55,7 @@ class PartitionGate {
  private:
   struct Entry {
     HeldRecord held;
-    outbox::Backoff backoff;
+    common::Backoff backoff;
   };
   absl::Duration initial_backoff_, max_backoff_;
   absl::flat_hash_map<TopicPartition, Entry> held_;

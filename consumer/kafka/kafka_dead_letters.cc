@@ -24,7 +24,7 @@ void OnDelivery(rd_kafka_t*, const rd_kafka_message_t* m, void*) {
   // As the publisher's: success without proof of storage (an implicit
   // acknowledgement) is no success.
   report->stored =
-      outbox::DeliveryReportStatus(m->err, m->offset, rd_kafka_message_status(m),
+      common::DeliveryReportStatus(m->err, m->offset, rd_kafka_message_status(m),
                                    rd_kafka_topic_name(m->rkt), m->partition);
 }
 
@@ -34,7 +34,7 @@ absl::StatusOr<std::unique_ptr<KafkaDeadLetters>> KafkaDeadLetters::Create(
     const std::string& brokers, std::string topic,
     const std::vector<std::pair<std::string, std::string>>& properties) {
   std::unique_ptr<KafkaDeadLetters> d(new KafkaDeadLetters(std::move(topic)));
-  ASSIGN_OR_RETURN(outbox::KafkaConf conf, outbox::NewKafkaConf(
+  ASSIGN_OR_RETURN(common::KafkaConf conf, common::NewKafkaConf(
       {
           {"bootstrap.servers", brokers},
           {"client.id", "outbox-consumer-dead-letters"},
@@ -44,7 +44,7 @@ absl::StatusOr<std::unique_ptr<KafkaDeadLetters>> KafkaDeadLetters::Create(
           {"message.timeout.ms", std::to_string(kMessageTimeoutMs)},
       },
       properties));
-  ASSIGN_OR_RETURN(d->rk_, outbox::NewKafkaClient(RD_KAFKA_PRODUCER, std::move(conf),
+  ASSIGN_OR_RETURN(d->rk_, common::NewKafkaClient(RD_KAFKA_PRODUCER, std::move(conf),
                                                   {.delivery = &OnDelivery},
                                                   "the dead-letter producer"));
   return d;
@@ -56,7 +56,7 @@ KafkaDeadLetters::~KafkaDeadLetters() {
 }
 
 absl::Status KafkaDeadLetters::Send(const DeadLetter& d) {
-  outbox::KafkaHeaders headers(rd_kafka_headers_new(16));
+  common::KafkaHeaders headers(rd_kafka_headers_new(16));
   for (const auto& [k, v] : DeadLetterHeaders(d)) {
     rd_kafka_header_add(headers.get(), k.data(), static_cast<ssize_t>(k.size()), v.data(),
                         static_cast<ssize_t>(v.size()));

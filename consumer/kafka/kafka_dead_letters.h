@@ -30,7 +30,7 @@ class KafkaDeadLetters : public DeadLetterSink {
  private:
   explicit KafkaDeadLetters(std::string topic) : topic_(std::move(topic)) {}
   std::string topic_;
-  outbox::KafkaClient rk_;
+  common::KafkaClient rk_;
 };
 
 }  // namespace consumer

@@ -30,7 +30,7 @@ struct OnePartition {
                                                       "[", list->elems[0].partition,
                                                       "]: ", rd_kafka_err2str(err)));
   }
-  outbox::KafkaPartitionList list;
+  common::KafkaPartitionList list;
 };
 
 std::vector<TopicPartition> Partitions(const rd_kafka_topic_partition_list_t* list) {
@@ -59,7 +59,7 @@ struct KafkaSourceCallbacks {
 };
 
 absl::StatusOr<std::unique_ptr<KafkaSource>> KafkaSource::Create(
-    const KafkaSourceOptions& options, outbox::Logger& log) {
+    const KafkaSourceOptions& options, common::Logger& log) {
   std::unique_ptr<KafkaSource> s(new KafkaSource(log));
   std::vector<std::pair<std::string, std::string>> properties = {
       {"bootstrap.servers", options.brokers},
@@ -74,16 +74,16 @@ absl::StatusOr<std::unique_ptr<KafkaSource>> KafkaSource::Create(
       {"auto.offset.reset", "earliest"},
       {"isolation.level", "read_committed"},
   };
-  ASSIGN_OR_RETURN(outbox::KafkaConf conf,
-                   outbox::NewKafkaConf(std::move(properties), options.properties));
-  ASSIGN_OR_RETURN(s->rk_, outbox::NewKafkaClient(
+  ASSIGN_OR_RETURN(common::KafkaConf conf,
+                   common::NewKafkaConf(std::move(properties), options.properties));
+  ASSIGN_OR_RETURN(s->rk_, common::NewKafkaClient(
                                RD_KAFKA_CONSUMER, std::move(conf),
                                {.opaque = s.get(),
                                 .error = &KafkaSourceCallbacks::OnError,
                                 .rebalance = &KafkaSourceCallbacks::OnRebalance},
                                "the Kafka consumer"));
   rd_kafka_poll_set_consumer(s->rk_.get());
-  outbox::KafkaPartitionList topics(
+  common::KafkaPartitionList topics(
       rd_kafka_topic_partition_list_new(static_cast<int>(options.topics.size())));
   for (const std::string& t : options.topics) {
     rd_kafka_topic_partition_list_add(topics.get(), t.c_str(), RD_KAFKA_PARTITION_UA);
@@ -117,7 +117,7 @@ void KafkaSource::Rebalance(int err, rd_kafka_topic_partition_list_t* partitions
   if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
     log_.Info("partitions assigned", {{"count", static_cast<int64_t>(partitions->cnt)}});
     if (cooperative) {
-      if (outbox::KafkaError e{rd_kafka_incremental_assign(rk_.get(), partitions)}) {
+      if (common::KafkaError e{rd_kafka_incremental_assign(rk_.get(), partitions)}) {
         log_.Error("cannot take the assigned partitions",
                    {{"error", rd_kafka_error_string(e.get())}});
       }
@@ -140,14 +140,14 @@ void KafkaSource::Rebalance(int err, rd_kafka_topic_partition_list_t* partitions
     }
   }
   if (cooperative) {
-    outbox::KafkaError ignored{rd_kafka_incremental_unassign(rk_.get(), partitions)};
+    common::KafkaError ignored{rd_kafka_incremental_unassign(rk_.get(), partitions)};
   } else {
     rd_kafka_assign(rk_.get(), nullptr);
   }
 }
 
 absl::StatusOr<std::optional<InboundRecord>> KafkaSource::Poll(absl::Duration timeout) {
-  outbox::KafkaMessage m(
+  common::KafkaMessage m(
       rd_kafka_consumer_poll(rk_.get(), static_cast<int>(absl::ToInt64Milliseconds(timeout))));
   if (m == nullptr) return std::nullopt;
   if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
@@ -170,7 +170,7 @@ absl::StatusOr<std::optional<InboundRecord>> KafkaSource::Poll(absl::Duration ti
   if (m->payload != nullptr) {
     r.value.assign(static_cast<const char*>(m->payload), m->len);
   }
-  r.headers = outbox::MessageHeaders(m.get());
+  r.headers = common::MessageHeaders(m.get());
   rd_kafka_timestamp_type_t type;
   int64_t timestamp = rd_kafka_message_timestamp(m.get(), &type);
   if (type != RD_KAFKA_TIMESTAMP_NOT_AVAILABLE) r.timestamp_ms = timestamp;
@@ -186,7 +186,7 @@ absl::Status KafkaSource::ResumeFrom(const TopicPartition& tp, int64_t offset) {
   // Seek first, waiting for the fetcher: nothing fetched before the pause may
   // come through after it.
   OnePartition p(tp, offset);
-  if (outbox::KafkaError e{rd_kafka_seek_partitions(rk_.get(), p.list.get(), kSeekTimeoutMs)}) {
+  if (common::KafkaError e{rd_kafka_seek_partitions(rk_.get(), p.list.get(), kSeekTimeoutMs)}) {
     return absl::FailedPreconditionError(absl::StrCat(
         "seeking ", tp.topic, "[", tp.partition, "]: ", rd_kafka_error_string(e.get())));
   }
@@ -202,7 +202,7 @@ absl::Status KafkaSource::Done(const TopicPartition& tp, int64_t offset) {
 absl::StatusOr<std::vector<std::pair<TopicPartition, int64_t>>> KafkaSource::Committed() {
   rd_kafka_topic_partition_list_t* raw = nullptr;
   rd_kafka_resp_err_t e = rd_kafka_assignment(rk_.get(), &raw);
-  outbox::KafkaPartitionList list(raw);
+  common::KafkaPartitionList list(raw);
   if (e == RD_KAFKA_RESP_ERR_NO_ERROR)
     e = rd_kafka_committed(rk_.get(), list.get(), kCommittedTimeoutMs);
   std::vector<std::pair<TopicPartition, int64_t>> out;

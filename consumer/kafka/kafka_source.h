@@ -35,7 +35,7 @@ struct KafkaSourceOptions {
 class KafkaSource : public RecordSource {
  public:
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<KafkaSource>> Create(
-      const KafkaSourceOptions& options, outbox::Logger& log);
+      const KafkaSourceOptions& options, common::Logger& log);
   // Close()s first if not closed yet.
   ~KafkaSource() override;
 
@@ -50,12 +50,12 @@ class KafkaSource : public RecordSource {
   absl::Status Close();
 
  private:
-  explicit KafkaSource(outbox::Logger& log) : log_(log) {}
+  explicit KafkaSource(common::Logger& log) : log_(log) {}
   friend struct KafkaSourceCallbacks;  // librdkafka's callbacks (kafka_source.cc).
   void Rebalance(int err, rd_kafka_topic_partition_list_t* partitions);
 
-  outbox::Logger& log_;
-  outbox::KafkaClient rk_;
+  common::Logger& log_;
+  common::KafkaClient rk_;
   bool closed_ = false;
 };
 

@@ -24,8 +24,8 @@ absl::StatusOr<std::unique_ptr<PgDatabase>> PgDatabase::Connect(
 
 absl::Status PgDatabase::EnsureConnected() {
   if (conn_ != nullptr) return absl::OkStatus();
-  absl::StatusOr<std::unique_ptr<outbox::SqlConnection>> c =
-      outbox::SqlConnection::Connect(conninfo_, outbox::SqlConnection::Mode::kPlain,
+  absl::StatusOr<std::unique_ptr<common::SqlConnection>> c =
+      common::SqlConnection::Connect(conninfo_, common::SqlConnection::Mode::kPlain,
                                      application_name_, kConnectTimeoutSeconds);
   if (!c.ok()) {
     lost_ = true;
@@ -58,7 +58,7 @@ absl::Status PgDatabase::Begin() {
 
 absl::Status PgDatabase::Commit() {
   if (conn_ == nullptr) return absl::UnavailableError("the connection is gone");
-  absl::StatusOr<outbox::PgResult> r = conn_->Execute("COMMIT");
+  absl::StatusOr<common::PgResult> r = conn_->Execute("COMMIT");
   if (!r.ok()) return Check(r.status());
   if (absl::Status s = conn_->ResultStatus(r->get()); !s.ok()) return Check(s);
   // COMMIT of a transaction in which a statement failed rolls it back, and says
@@ -79,7 +79,7 @@ void PgDatabase::Rollback() {
 
 absl::StatusOr<Rows> PgDatabase::Query(const std::string& sql) {
   if (absl::Status s = EnsureConnected(); !s.ok()) return s;
-  absl::StatusOr<outbox::SqlRows> rows = conn_->Query(sql);
+  absl::StatusOr<common::SqlRows> rows = conn_->Query(sql);
   if (!rows.ok()) return Check(rows.status());
   return std::move(*rows);
 }

@@ -39,7 +39,7 @@ class PgDatabase : public Database {
 
   std::string conninfo_;
   std::string application_name_;
-  std::unique_ptr<outbox::SqlConnection> conn_;
+  std::unique_ptr<common::SqlConnection> conn_;
   bool lost_ = false;
 };
 

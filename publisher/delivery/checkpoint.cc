@@ -11,8 +11,8 @@ std::string EncodeCheckpoint(const Checkpoint& c, absl::string_view transactiona
   outbox::v1::Checkpoint m;
   m.set_end_lsn(c.end_lsn.value());
   m.set_xid(c.xid);
-  outbox::SetTimestamp(m.mutable_commit_time(), c.commit_time);
-  outbox::SetTimestamp(m.mutable_written_at(), written_at);
+  common::SetTimestamp(m.mutable_commit_time(), c.commit_time);
+  common::SetTimestamp(m.mutable_written_at(), written_at);
   m.set_transactional_id(std::string(transactional_id));
   m.set_system_identifier(c.system_id);
   m.set_timeline(c.timeline);
@@ -35,7 +35,7 @@ absl::StatusOr<Checkpoint> DecodeCheckpoint(absl::string_view value,
                      " names transactional id \"", m.transactional_id(), "\""));
   }
   return Checkpoint{cdc::Lsn(m.end_lsn()), m.xid(),
-                    outbox::FromTimestamp(m.commit_time()), m.system_identifier(),
+                    common::FromTimestamp(m.commit_time()), m.system_identifier(),
                     m.timeline()};
 }
 

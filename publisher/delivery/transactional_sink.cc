@@ -11,7 +11,7 @@ namespace publisher {
 TransactionalSink::TransactionalSink(std::unique_ptr<TransactionLog> log,
                                      std::optional<Checkpoint> committed,
                                      TransactionalSinkOptions options,
-                                     outbox::Logger& logger, Clock clock)
+                                     common::Logger& logger, Clock clock)
     : log_(std::move(log)),
       committed_(committed),
       options_(options),

@@ -90,7 +90,7 @@ class TransactionalSink : public Sink {
   // initialized. `logger` must outlive the sink.
   TransactionalSink(
       std::unique_ptr<TransactionLog> log, std::optional<Checkpoint> committed,
-      TransactionalSinkOptions options, outbox::Logger& logger,
+      TransactionalSinkOptions options, common::Logger& logger,
       Clock clock = [] { return absl::Now(); });
 
   absl::Status Produce(const OutboxRecord& record, const MessageToken& token,
@@ -154,7 +154,7 @@ class TransactionalSink : public Sink {
   std::unique_ptr<TransactionLog> log_;
   std::optional<Checkpoint> committed_;
   TransactionalSinkOptions options_;
-  outbox::Logger& logger_;
+  common::Logger& logger_;
   Clock clock_;
   TransactionBatchPolicy policy_;
   std::optional<Checkpoint> boundary_;  // The last whole PostgreSQL transaction.

@@ -29,14 +29,14 @@ struct Range {
 // coordinator before they are fetched (up to half a second at every start), and a
 // one-shot reader commits no offsets. Each partition is read with the simple
 // consumer API.
-absl::StatusOr<outbox::KafkaClient> NewReader(const KafkaOptions& options) {
+absl::StatusOr<common::KafkaClient> NewReader(const KafkaOptions& options) {
   // The user's -X properties first (security settings apply to this client too),
   // then what this reader needs. Producer properties in -X do not apply to a
   // consumer: what it refuses is left out.
   std::vector<std::pair<std::string, std::string>> properties = {
       {"bootstrap.servers", options.brokers}};
   properties.insert(properties.end(), options.properties.begin(), options.properties.end());
-  absl::StatusOr<outbox::KafkaConf> conf = outbox::NewKafkaConf(
+  absl::StatusOr<common::KafkaConf> conf = common::NewKafkaConf(
       std::move(properties),
       {{"isolation.level", "read_committed"},
        // The end under read_committed is the last stable offset, and a transaction
@@ -46,9 +46,9 @@ absl::StatusOr<outbox::KafkaClient> NewReader(const KafkaOptions& options) {
        // is a marker): not worth the 500 ms a broker holds one by default, at every
        // start.
        {"fetch.wait.max.ms", "10"}},
-      outbox::RefusedProperty::kSkip);
+      common::RefusedProperty::kSkip);
   if (!conf.ok()) return conf.status();
-  return outbox::NewKafkaClient(RD_KAFKA_CONSUMER, *std::move(conf), {}, "a Kafka consumer");
+  return common::NewKafkaClient(RD_KAFKA_CONSUMER, *std::move(conf), {}, "a Kafka consumer");
 }
 
 // The topic's partitions; kNotFound (with the fix) when it does not exist.
@@ -56,7 +56,7 @@ absl::StatusOr<std::vector<int32_t>> Partitions(rd_kafka_t* rk, const std::strin
                                                 absl::Time deadline) {
   const struct rd_kafka_metadata* raw = nullptr;
   rd_kafka_resp_err_t e = rd_kafka_metadata(rk, 1, nullptr, &raw, Ms(deadline - absl::Now()));
-  outbox::KafkaMetadata md(raw);
+  common::KafkaMetadata md(raw);
   if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
     return absl::UnavailableError(absl::StrCat("cannot read the checkpoint topic ", topic,
                                                ": ", rd_kafka_err2str(e)));
@@ -101,8 +101,8 @@ absl::StatusOr<std::vector<CheckpointRecord>> ReadRanges(
     absl::Time deadline, absl::Duration timeout) {
   std::vector<CheckpointRecord> records;
   if (ranges.empty()) return records;
-  outbox::KafkaTopic rkt(rd_kafka_topic_new(rk, topic.c_str(), nullptr));
-  outbox::KafkaQueue queue(rd_kafka_queue_new(rk));
+  common::KafkaTopic rkt(rd_kafka_topic_new(rk, topic.c_str(), nullptr));
+  common::KafkaQueue queue(rd_kafka_queue_new(rk));
   // Stopped before the topic and queue go, whatever the way out.
   struct Started {
     rd_kafka_topic_t* rkt;
@@ -127,7 +127,7 @@ absl::StatusOr<std::vector<CheckpointRecord>> ReadRanges(
                                                  " did not reach its end within ",
                                                  absl::FormatDuration(timeout)));
     }
-    outbox::KafkaMessage m(rd_kafka_consume_queue(queue.get(), 100));
+    common::KafkaMessage m(rd_kafka_consume_queue(queue.get(), 100));
     if (m == nullptr) continue;
     if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
       ranges.erase(m->partition);
@@ -151,7 +151,7 @@ absl::StatusOr<std::vector<CheckpointRecord>> ReadRanges(
 absl::StatusOr<std::vector<CheckpointRecord>> ReadCheckpointTopic(
     const KafkaOptions& options, const std::string& topic, absl::Duration timeout) {
   absl::Time deadline = absl::Now() + timeout;
-  ASSIGN_OR_RETURN(outbox::KafkaClient rk, NewReader(options));
+  ASSIGN_OR_RETURN(common::KafkaClient rk, NewReader(options));
   ASSIGN_OR_RETURN(std::vector<int32_t> partitions, Partitions(rk.get(), topic, deadline));
   ASSIGN_OR_RETURN(auto ranges, Ranges(rk.get(), topic, partitions, deadline));
   return ReadRanges(rk.get(), topic, std::move(ranges), deadline, timeout);

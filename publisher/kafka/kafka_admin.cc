@@ -13,26 +13,26 @@ namespace publisher {
 
 absl::Status CreateCompactedTopic(const KafkaOptions& kafka, const std::string& topic,
                                   absl::Duration timeout) {
-  absl::StatusOr<outbox::KafkaConf> conf =
-      outbox::NewKafkaConf({{"bootstrap.servers", kafka.brokers}}, kafka.properties);
+  absl::StatusOr<common::KafkaConf> conf =
+      common::NewKafkaConf({{"bootstrap.servers", kafka.brokers}}, kafka.properties);
   if (!conf.ok()) return conf.status();
-  absl::StatusOr<outbox::KafkaClient> rk =
-      outbox::NewKafkaClient(RD_KAFKA_PRODUCER, *std::move(conf), {}, "a Kafka client");
+  absl::StatusOr<common::KafkaClient> rk =
+      common::NewKafkaClient(RD_KAFKA_PRODUCER, *std::move(conf), {}, "a Kafka client");
   if (!rk.ok()) return rk.status();
   // One partition: a key's checkpoints stay in order, and there is one key per
   // publisher. -1: the cluster's default replication factor.
   char err[512];
-  outbox::KafkaNewTopic spec(rd_kafka_NewTopic_new(topic.c_str(), 1, -1, err, sizeof(err)));
+  common::KafkaNewTopic spec(rd_kafka_NewTopic_new(topic.c_str(), 1, -1, err, sizeof(err)));
   if (spec == nullptr) return absl::InvalidArgumentError(err);
   rd_kafka_NewTopic_set_config(spec.get(), "cleanup.policy", "compact");
-  outbox::KafkaQueue queue(rd_kafka_queue_new(rk->get()));
-  outbox::KafkaAdminOptions options(
+  common::KafkaQueue queue(rd_kafka_queue_new(rk->get()));
+  common::KafkaAdminOptions options(
       rd_kafka_AdminOptions_new(rk->get(), RD_KAFKA_ADMIN_OP_CREATETOPICS));
   int ms = static_cast<int>(absl::ToInt64Milliseconds(timeout));
   rd_kafka_AdminOptions_set_request_timeout(options.get(), ms, err, sizeof(err));
   rd_kafka_NewTopic_t* specs[] = {spec.get()};
   rd_kafka_CreateTopics(rk->get(), specs, 1, options.get(), queue.get());
-  outbox::KafkaEvent event(rd_kafka_queue_poll(queue.get(), ms + 1000));
+  common::KafkaEvent event(rd_kafka_queue_poll(queue.get(), ms + 1000));
   std::string what = absl::StrCat("creating the checkpoint topic ", topic);
   if (event == nullptr) return absl::UnavailableError(absl::StrCat(what, ": no answer"));
   rd_kafka_resp_err_t e = rd_kafka_event_error(event.get());
@@ -51,7 +51,7 @@ absl::Status CreateCompactedTopic(const KafkaOptions& kafka, const std::string& 
     return absl::UnimplementedError(
         absl::StrCat(what, ": the cluster does not offer CreateTopics"));
   }
-  return outbox::KafkaErrorStatus(e, what);
+  return common::KafkaErrorStatus(e, what);
 }
 
 }  // namespace publisher

@@ -72,18 +72,18 @@ absl::Duration RequestTimeout(const KafkaOptions& options) {
     }
   };
   read(DefaultProducerProperties(options));
-  read(options.properties);  // -X wins, as in outbox::NewKafkaConf.
+  read(options.properties);  // -X wins, as in common::NewKafkaConf.
   return absl::Milliseconds(ms);
 }
 
 absl::StatusOr<std::unique_ptr<KafkaSink>> KafkaSink::Create(const KafkaOptions& options,
-                                                             outbox::Logger& logger) {
+                                                             common::Logger& logger) {
   std::unique_ptr<KafkaSink> sink(new KafkaSink(logger));
   auto properties = DefaultProducerProperties(options);
-  absl::StatusOr<outbox::KafkaConf> conf =
-      outbox::NewKafkaConf(std::move(properties), options.properties);
+  absl::StatusOr<common::KafkaConf> conf =
+      common::NewKafkaConf(std::move(properties), options.properties);
   if (!conf.ok()) return conf.status();
-  absl::StatusOr<outbox::KafkaClient> rk = outbox::NewKafkaClient(
+  absl::StatusOr<common::KafkaClient> rk = common::NewKafkaClient(
       RD_KAFKA_PRODUCER, *std::move(conf),
       {.opaque = sink.get(),
        .log = &KafkaSink::OnLog,
@@ -117,7 +117,7 @@ absl::StatusOr<KafkaSink::ClusterMetadata> KafkaSink::ReadMetadata(absl::Duratio
   rd_kafka_resp_err_t err =
       rd_kafka_metadata(rk_.get(), all_topics ? 1 : 0, nullptr, &raw,
                         static_cast<int>(absl::ToInt64Milliseconds(timeout)));
-  outbox::KafkaMetadata md(raw);
+  common::KafkaMetadata md(raw);
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     rd_kafka_poll(rk_.get(), 0);  // Serves the queued error callbacks (OnError).
     return absl::UnavailableError(absl::StrCat(
@@ -140,10 +140,10 @@ absl::Status ProduceRecord(rd_kafka_t* rk, TopicHandles& topics, const OutboxRec
                            void* opaque) {
   rd_kafka_topic_t* rkt = topics.Get(rk, r.topic);
   if (rkt == nullptr) {
-    return outbox::KafkaErrorStatus(rd_kafka_last_error(),
+    return common::KafkaErrorStatus(rd_kafka_last_error(),
                                     absl::StrCat("producing to ", r.topic));
   }
-  outbox::KafkaHeaders headers(rd_kafka_headers_new(r.headers.size()));
+  common::KafkaHeaders headers(rd_kafka_headers_new(r.headers.size()));
   for (const auto& [name, value] : r.headers) {
     rd_kafka_header_add(headers.get(), name.data(), static_cast<ssize_t>(name.size()),
                         value.data(), static_cast<ssize_t>(value.size()));
@@ -162,7 +162,7 @@ absl::Status ProduceRecord(rd_kafka_t* rk, TopicHandles& topics, const OutboxRec
   if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
     return absl::ResourceExhaustedError("librdkafka's local queue is full");
   }
-  return outbox::KafkaErrorStatus(err, absl::StrCat("producing to ", r.topic));
+  return common::KafkaErrorStatus(err, absl::StrCat("producing to ", r.topic));
 }
 
 absl::Status KafkaSink::Produce(const OutboxRecord& r, const MessageToken& token,
@@ -190,7 +190,7 @@ void KafkaSink::OnDeliveryReport(rd_kafka_t*, const rd_kafka_message_t* m, void*
   Delivery d;
   d.token = in_flight->token;
   d.kind = in_flight->kind;
-  d.status = outbox::DeliveryReportStatus(m->err, m->offset, rd_kafka_message_status(m),
+  d.status = common::DeliveryReportStatus(m->err, m->offset, rd_kafka_message_status(m),
                                           rd_kafka_topic_name(m->rkt), m->partition);
   if (!d.status.ok()) {
     // Keep what a dead letter needs: the original record.
@@ -199,7 +199,7 @@ void KafkaSink::OnDeliveryReport(rd_kafka_t*, const rd_kafka_message_t* m, void*
     if (m->payload) d.record.value.assign(static_cast<const char*>(m->payload), m->len);
     rd_kafka_timestamp_type_t type;
     d.record.timestamp_ms = rd_kafka_message_timestamp(m, &type);
-    d.record.headers = outbox::MessageHeaders(m);
+    d.record.headers = common::MessageHeaders(m);
     for (const auto& [name, value] : d.record.headers) {
       if (name == "id") d.record.id = value;
     }
@@ -215,9 +215,9 @@ void KafkaSink::OnLog(const rd_kafka_t* rk, int level, const char* fac, const ch
 }
 
 bool ReportLibrdkafkaLog(int level, const char* facility, const char* line,
-                         outbox::Logger& log, Metrics* metrics) {
-  outbox::LogLibrdkafka(log, level, facility, line);
-  if (!outbox::IsRequestTimeoutLog(level, facility)) return false;
+                         common::Logger& log, Metrics* metrics) {
+  common::LogLibrdkafka(log, level, facility, line);
+  if (!common::IsRequestTimeoutLog(level, facility)) return false;
   if (metrics != nullptr) {
     metrics->ReportKafkaError(absl::StrCat("_TIMED_OUT: ", line), absl::Now());
   }
@@ -225,7 +225,7 @@ bool ReportLibrdkafkaLog(int level, const char* facility, const char* line,
 }
 
 void ReportLibrdkafkaError(rd_kafka_t* rk, int err, const char* reason,
-                           outbox::Logger& log, Metrics* metrics) {
+                           common::Logger& log, Metrics* metrics) {
   auto code = static_cast<rd_kafka_resp_err_t>(err);
   if (code == RD_KAFKA_RESP_ERR__FATAL) {
     char fatal[512];
@@ -242,7 +242,7 @@ void ReportLibrdkafkaError(rd_kafka_t* rk, int err, const char* reason,
                                   {"reason", std::string(reason)}});
   if (metrics != nullptr) {
     metrics->ReportKafkaError(absl::StrCat(rd_kafka_err2name(code), ": ", reason),
-                              absl::Now(), outbox::IsSummaryKafkaError(code));
+                              absl::Now(), common::IsSummaryKafkaError(code));
   }
 }
 
@@ -250,7 +250,7 @@ void KafkaSink::OnError(rd_kafka_t* rk, int err, const char* reason, void* opaqu
   auto* self = static_cast<KafkaSink*>(opaque);
   self->last_error_.Report(
       absl::StrCat(rd_kafka_err2name(static_cast<rd_kafka_resp_err_t>(err)), ": ", reason),
-      absl::Now(), outbox::IsSummaryKafkaError(err));
+      absl::Now(), common::IsSummaryKafkaError(err));
   ReportLibrdkafkaError(rk, err, reason, self->logger_, self->metrics_);
 }
 

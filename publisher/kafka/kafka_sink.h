@@ -34,14 +34,14 @@ absl::Duration RequestTimeout(const KafkaOptions& options);
 // Both producers' error callback: logs the error and, when `metrics` is set, hands
 // it to /healthz (Metrics::ReportKafkaError).
 void ReportLibrdkafkaError(rd_kafka_t* rk, int rd_kafka_resp_err, const char* reason,
-                           outbox::Logger& log, Metrics* metrics);
+                           common::Logger& log, Metrics* metrics);
 
 // Both producers' log callback: logs the line. A line that reports timed-out
-// requests (outbox::IsRequestTimeoutLog) is also handed to /healthz as
+// requests (common::IsRequestTimeoutLog) is also handed to /healthz as
 // _TIMED_OUT, since librdkafka may report it nowhere else; returns whether it was
 // one.
 bool ReportLibrdkafkaLog(int level, const char* facility, const char* line,
-                         outbox::Logger& log, Metrics* metrics);
+                         common::Logger& log, Metrics* metrics);
 
 // Queues `record` on `rk` (its topic's handle from `topics`) with `opaque` for its
 // delivery report. OK, or kResourceExhausted when the local queue is full, or
@@ -54,7 +54,7 @@ class KafkaSink : public Sink {
   // Creates the producer. kInvalidArgument for a bad -X property. `logger` must
   // outlive the sink.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<KafkaSink>> Create(
-      const KafkaOptions& options, outbox::Logger& logger);
+      const KafkaOptions& options, common::Logger& logger);
   ~KafkaSink() override;
 
   // Asks the cluster for metadata: kUnavailable when no broker answers by `timeout`.
@@ -82,16 +82,16 @@ class KafkaSink : public Sink {
   void set_metrics(Metrics* metrics) { metrics_ = metrics; }
 
  private:
-  KafkaSink(outbox::Logger& logger) : logger_(logger) {}
+  KafkaSink(common::Logger& logger) : logger_(logger) {}
   static void OnDeliveryReport(rd_kafka_t* rk, const rd_kafka_message_t* m, void* opaque);
   static void OnLog(const rd_kafka_t* rk, int level, const char* fac, const char* buf);
   static void OnError(rd_kafka_t* rk, int err, const char* reason, void* opaque);
 
-  outbox::Logger& logger_;
+  common::Logger& logger_;
   Metrics* metrics_ = nullptr;
   // The latest error librdkafka reported, for start-up's refusal; on Poll's thread.
-  outbox::KafkaErrorCause last_error_;
-  outbox::KafkaClient rk_;
+  common::KafkaErrorCause last_error_;
+  common::KafkaClient rk_;
   TopicHandles topics_;  // Released before rk_ (declared after it).
   const std::function<void(Delivery)>* on_delivery_ = nullptr;  // During Poll only.
 };
@@ -101,7 +101,7 @@ class KafkaSink : public Sink {
 class KafkaSinkFactory : public SinkFactory {
  public:
   // `log` and `metrics` (may be null) must outlive the factory.
-  KafkaSinkFactory(KafkaOptions options, outbox::Logger& log, Metrics* metrics = nullptr)
+  KafkaSinkFactory(KafkaOptions options, common::Logger& log, Metrics* metrics = nullptr)
       : options_(std::move(options)), log_(log), metrics_(metrics) {}
   absl::StatusOr<std::unique_ptr<Sink>> Create(bool first) override;
   // A plain producer of its own asks for metadata (it joins no transaction).
@@ -110,7 +110,7 @@ class KafkaSinkFactory : public SinkFactory {
 
  private:
   KafkaOptions options_;
-  outbox::Logger& log_;
+  common::Logger& log_;
   Metrics* metrics_;
   std::unique_ptr<KafkaSink> probe_;
 };

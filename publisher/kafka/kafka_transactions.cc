@@ -39,11 +39,11 @@ void KafkaTransactions::OnDeliveryReport(rd_kafka_t*, const rd_kafka_message_t* 
   // The message's opaque is the generation of the transaction it was queued in.
   static_cast<KafkaTransactions*>(opaque)->proof_.Report(
       reinterpret_cast<uintptr_t>(m->_private),
-      outbox::DeliveryReportStatus(m->err, m->offset, rd_kafka_message_status(m),
+      common::DeliveryReportStatus(m->err, m->offset, rd_kafka_message_status(m),
                                    rd_kafka_topic_name(m->rkt), m->partition));
 }
 
-KafkaTransactions::KafkaTransactions(outbox::Logger& log, std::string id,
+KafkaTransactions::KafkaTransactions(common::Logger& log, std::string id,
                                      std::string topic)
     : log_(log), transactional_id_(std::move(id)), checkpoint_topic_(std::move(topic)) {}
 
@@ -75,16 +75,16 @@ std::vector<std::pair<std::string, std::string>> TransactionalProducerProperties
 }
 
 absl::StatusOr<std::unique_ptr<KafkaTransactions>> KafkaTransactions::Create(
-    const KafkaOptions& options, outbox::Logger& log, std::string transactional_id,
+    const KafkaOptions& options, common::Logger& log, std::string transactional_id,
     std::string checkpoint_topic) {
   std::unique_ptr<KafkaTransactions> t(new KafkaTransactions(
       log, std::move(transactional_id), std::move(checkpoint_topic)));
   auto properties = TransactionalProducerProperties(options, t->transactional_id_);
-  absl::StatusOr<outbox::KafkaConf> conf =
-      outbox::NewKafkaConf(std::move(properties), options.properties);
+  absl::StatusOr<common::KafkaConf> conf =
+      common::NewKafkaConf(std::move(properties), options.properties);
   if (!conf.ok()) return conf.status();
-  absl::StatusOr<outbox::KafkaClient> rk =
-      outbox::NewKafkaClient(RD_KAFKA_PRODUCER, *std::move(conf),
+  absl::StatusOr<common::KafkaClient> rk =
+      common::NewKafkaClient(RD_KAFKA_PRODUCER, *std::move(conf),
                              {.opaque = t.get(),
                               .log = &KafkaTransactions::OnLog,
                               .error = &KafkaTransactions::OnError,

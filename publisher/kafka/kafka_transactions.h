@@ -42,7 +42,7 @@ class KafkaTransactions : public TransactionLog {
   // A producer with the publisher's settings (kafka_sink.h) plus `transactional_id`
   // (implying idempotence and acks=all). `log` must outlive it.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<KafkaTransactions>> Create(
-      const KafkaOptions& options, outbox::Logger& log, std::string transactional_id,
+      const KafkaOptions& options, common::Logger& log, std::string transactional_id,
       std::string checkpoint_topic);
   ~KafkaTransactions();
 
@@ -66,7 +66,7 @@ class KafkaTransactions : public TransactionLog {
   void set_metrics(Metrics* metrics) { metrics_ = metrics; }
 
  private:
-  KafkaTransactions(outbox::Logger& log, std::string id, std::string topic);
+  KafkaTransactions(common::Logger& log, std::string id, std::string topic);
   // Maps (and frees) a transactional API error to TransactionLog's codes.
   absl::Status FromError(rd_kafka_error_t* error, absl::string_view what);
   // A fatal producer error: kAborted when it was fencing, else kInternal.
@@ -89,7 +89,7 @@ class KafkaTransactions : public TransactionLog {
   static void OnLog(const rd_kafka_t* rk, int level, const char* fac, const char* buf);
   static void OnError(rd_kafka_t* rk, int err, const char* reason, void* opaque);
 
-  outbox::Logger& log_;
+  common::Logger& log_;
   Metrics* metrics_ = nullptr;
   std::string transactional_id_;
   std::string checkpoint_topic_;
@@ -103,7 +103,7 @@ class KafkaTransactions : public TransactionLog {
   // The commit under way (its thread), and how to stop it early.
   std::future<absl::Status> commit_;
   std::atomic<bool> cancel_commit_ = false;
-  outbox::KafkaClient rk_;
+  common::KafkaClient rk_;
   TopicHandles topics_;  // Released before rk_ (declared after it).
 };
 

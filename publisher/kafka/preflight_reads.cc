@@ -17,7 +17,7 @@ constexpr absl::Duration kKafkaTimeout = absl::Seconds(10);
 KafkaFindings ReadKafkaFindings(const KafkaOptions& options) {
   KafkaFindings kafka;
   // Only errors: librdkafka's retries of an unreachable broker are not checks.
-  outbox::Logger quiet(outbox::LogFormat::kText, outbox::LogLevel::kError);
+  common::Logger quiet(common::LogFormat::kText, common::LogLevel::kError);
   absl::StatusOr<std::unique_ptr<KafkaSink>> sink = KafkaSink::Create(options, quiet);
   if (!sink.ok()) {
     kafka.reachable = sink.status();

@@ -30,7 +30,7 @@ class TopicHandles {
   static constexpr size_t kMaxHandles = 1024;
 
  private:
-  absl::flat_hash_map<std::string, outbox::KafkaTopic> handles_;
+  absl::flat_hash_map<std::string, common::KafkaTopic> handles_;
 };
 
 }  // namespace publisher

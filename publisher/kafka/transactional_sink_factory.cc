@@ -16,7 +16,7 @@ constexpr absl::Duration kCreateTimeout = absl::Seconds(5);
 
 // The latest committed checkpoint of `id`, creating the topic when it is missing.
 absl::StatusOr<std::optional<Checkpoint>> ReadLatest(const ExactlyOnceOptions& config,
-                                                     outbox::Logger& log) {
+                                                     common::Logger& log) {
   const std::string& id = config.transactional_id;
   absl::StatusOr<std::vector<CheckpointRecord>> records =
       ReadCheckpointTopic(config.kafka, config.checkpoint_topic, kKafkaTimeout);

@@ -21,7 +21,7 @@ class TransactionalSinkFactory : public SinkFactory {
  public:
   // `log` must outlive the factory. `metrics` (may be null) counts Kafka
   // transactions; it must outlive the factory.
-  TransactionalSinkFactory(ExactlyOnceOptions options, outbox::Logger& log,
+  TransactionalSinkFactory(ExactlyOnceOptions options, common::Logger& log,
                            Metrics* metrics = nullptr)
       : options_(std::move(options)),
         log_(log),
@@ -37,7 +37,7 @@ class TransactionalSinkFactory : public SinkFactory {
 
  private:
   ExactlyOnceOptions options_;
-  outbox::Logger& log_;
+  common::Logger& log_;
   Metrics* metrics_;
   KafkaSinkFactory plain_;  // Start-up's broker check and the standby's probe.
 };

@@ -36,7 +36,7 @@ struct Stamp {
   uint64_t nanos;
 };
 Stamp ToStamp(absl::Time t) {
-  outbox::TimestampParts parts = outbox::SplitTimestamp(t);
+  common::TimestampParts parts = common::SplitTimestamp(t);
   return {static_cast<uint64_t>(parts.seconds), static_cast<uint64_t>(parts.nanos)};
 }
 size_t StampSize(const Stamp& s) { return NumberSize(s.seconds) + NumberSize(s.nanos); }
@@ -154,12 +154,12 @@ outbox::v1::Envelope ToEnvelope(const EnvelopeFields& f) {
   e.set_event_type(std::string(f.event_type));
   e.set_payload(std::string(f.payload));
   for (const auto& [k, v] : f.headers) (*e.mutable_headers())[k] = v;
-  outbox::SetTimestamp(e.mutable_created_at(), f.created_at);
+  common::SetTimestamp(e.mutable_created_at(), f.created_at);
   outbox::v1::Source* s = e.mutable_source();
   s->set_lsn(f.lsn);
   s->set_commit_lsn(f.commit_lsn);
   s->set_xid(f.xid);
-  outbox::SetTimestamp(s->mutable_commit_time(), f.commit_time);
+  common::SetTimestamp(s->mutable_commit_time(), f.commit_time);
   s->set_database(std::string(f.database));
   s->set_schema(std::string(f.schema));
   s->set_table(std::string(f.table));

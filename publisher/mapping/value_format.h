@@ -31,8 +31,8 @@ absl::StatusOr<ValueFormat> ParseValueFormat(absl::string_view name);
 const char* ValueFormatName(ValueFormat format);
 
 // The content_type header of an envelope's value, in each encoding.
-using outbox::kEnvelopeContentType;
-using outbox::kJsonEnvelopeContentType;
+using common::kEnvelopeContentType;
+using common::kJsonEnvelopeContentType;
 
 // Whether `name` is one of the publisher's own headers: id, event_type,
 // content_type, or any name starting with "outbox_".

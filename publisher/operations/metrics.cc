@@ -15,7 +15,7 @@ constexpr char kPrefix[] = "outbox_publisher_";
 // HELP and TYPE of a family whose samples the caller appends.
 void Header(std::string* out, absl::string_view name, absl::string_view type,
             absl::string_view help) {
-  outbox::AppendMetricHeader(out, kPrefix, name, type, help);
+  common::AppendMetricHeader(out, kPrefix, name, type, help);
 }
 
 }  // namespace
@@ -103,15 +103,15 @@ std::string Metrics::RenderPrometheus(absl::Time now) const {
   std::string out;
   // One sample of `name`, with the publisher's labels and `more`.
   auto sample = [&](absl::string_view name, absl::string_view more, double value) {
-    absl::StrAppend(&out, outbox::Series(absl::StrCat(kPrefix, name), labels_, more), " ",
+    absl::StrAppend(&out, common::Series(absl::StrCat(kPrefix, name), labels_, more), " ",
                     absl::StrFormat("%.17g", value), "\n");
   };
   auto family = [&](absl::string_view name, absl::string_view type, absl::string_view help,
                     double value) {
-    outbox::AppendMetricFamily(&out, kPrefix, name, type, help, value, labels_);
+    common::AppendMetricFamily(&out, kPrefix, name, type, help, value, labels_);
   };
   Header(&out, "build_info", "gauge", "versions of the publisher and its libraries");
-  sample("build_info", outbox::RenderLabels(info_), 1);
+  sample("build_info", common::RenderLabels(info_), 1);
   family("streaming", "gauge", "1 while a replication session streams", snap.streaming);
   family("up", "gauge", "1 while /healthz would answer 200", HealthLocked(now).ok);
   family("active", "gauge",

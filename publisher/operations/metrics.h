@@ -40,7 +40,7 @@ class Metrics : public RelayMonitor, public KafkaTransactionCounter {
   // publisher among several is told apart whatever the scrape's job is called.
   using Labels = std::vector<std::pair<std::string, std::string>>;
   explicit Metrics(Labels info = {}, Labels labels = {})
-      : info_(std::move(info)), labels_(outbox::RenderLabels(labels)) {}
+      : info_(std::move(info)), labels_(common::RenderLabels(labels)) {}
 
   void PublishRelay(const RelaySnapshot& snapshot) override;
   void CountReconnect() override;
@@ -78,7 +78,7 @@ class Metrics : public RelayMonitor, public KafkaTransactionCounter {
   StandbyInputs standby_;
   std::optional<int64_t> slot_retained_bytes_;
   std::optional<int64_t> max_retained_wal_;
-  outbox::KafkaErrorCause kafka_error_;
+  common::KafkaErrorCause kafka_error_;
 };
 
 }  // namespace publisher

@@ -13,7 +13,7 @@ constexpr int kBatch = 1000;
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<OutboxRows>> OutboxRows::Open(
-    outbox::SqlConnection& sql, const cdc::pgoutput::Relation& relation,
+    common::SqlConnection& sql, const cdc::pgoutput::Relation& relation,
     std::optional<uint64_t> published_below_xid) {
   std::vector<std::string> columns;
   for (const auto& c : relation.columns) columns.push_back("t." + sql.Quote(c.name));
@@ -46,7 +46,7 @@ OutboxRows::~OutboxRows() {
 absl::StatusOr<std::vector<cdc::pgoutput::Tuple>> OutboxRows::Next() {
   std::vector<cdc::pgoutput::Tuple> batch;
   if (done_) return batch;
-  ASSIGN_OR_RETURN(outbox::SqlRows rows,
+  ASSIGN_OR_RETURN(common::SqlRows rows,
                    sql_.Query(absl::StrCat("FETCH ", kBatch, " FROM ", cursor_)));
   for (const auto& row : rows) {
     cdc::pgoutput::Tuple tuple;

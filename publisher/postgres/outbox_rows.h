@@ -27,16 +27,16 @@ class OutboxRows : public RowBatches {
   // Declares the cursor over `relation`'s columns (as DescribeTable gives them).
   // `sql` must be inside a transaction and outlive this.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<OutboxRows>> Open(
-      outbox::SqlConnection& sql, const cdc::pgoutput::Relation& relation,
+      common::SqlConnection& sql, const cdc::pgoutput::Relation& relation,
       std::optional<uint64_t> published_below_xid);
   ~OutboxRows() override;
 
   absl::StatusOr<std::vector<cdc::pgoutput::Tuple>> Next() override;
 
  private:
-  OutboxRows(outbox::SqlConnection& sql, std::string cursor)
+  OutboxRows(common::SqlConnection& sql, std::string cursor)
       : sql_(sql), cursor_(std::move(cursor)) {}
-  outbox::SqlConnection& sql_;
+  common::SqlConnection& sql_;
   std::string cursor_;
   bool done_ = false;
 };

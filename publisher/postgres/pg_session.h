@@ -21,7 +21,7 @@ class PgSessionSource : public SessionSource {
   // `log` must outlive the source, and so must `republish_sinks`: the producer
   // that closes a gap from the outbox table (--on-slot-gap=republish); may be
   // null otherwise.
-  PgSessionSource(PgSessionOptions options, outbox::Logger& log,
+  PgSessionSource(PgSessionOptions options, common::Logger& log,
                   SinkFactory* republish_sinks = nullptr)
       : options_(std::move(options)), log_(log), republish_sinks_(republish_sinks) {}
 
@@ -29,7 +29,7 @@ class PgSessionSource : public SessionSource {
 
  private:
   PgSessionOptions options_;
-  outbox::Logger& log_;
+  common::Logger& log_;
   SinkFactory* republish_sinks_;
 };
 

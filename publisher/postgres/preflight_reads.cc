@@ -23,25 +23,25 @@ constexpr int kShardSamples = 10000;
 std::vector<StandbyFindings> ReadOtherServers(const std::string& conninfo,
                                               const PreflightOptions& options) {
   std::vector<StandbyFindings> out;
-  absl::StatusOr<std::vector<std::string>> hosts = outbox::SplitHosts(conninfo);
+  absl::StatusOr<std::vector<std::string>> hosts = common::SplitHosts(conninfo);
   if (!hosts.ok() || hosts->size() < 2) return out;
   for (const std::string& host_conninfo : *hosts) {
     StandbyFindings f;
-    absl::StatusOr<outbox::ConnParams> params = outbox::ParseConninfo(host_conninfo);
+    absl::StatusOr<common::ConnParams> params = common::ParseConninfo(host_conninfo);
     std::string host = "?", port = "5432";
-    for (const auto& [k, v] : params.ok() ? *params : outbox::ConnParams{}) {
+    for (const auto& [k, v] : params.ok() ? *params : common::ConnParams{}) {
       if (k == "host" || (k == "hostaddr" && host == "?")) host = v;
       if (k == "port" && !v.empty()) port = v;
     }
     f.server = absl::StrCat(host, ":", port);
-    absl::StatusOr<std::unique_ptr<outbox::SqlConnection>> sql =
-        outbox::SqlConnection::Connect(host_conninfo, outbox::SqlConnection::Mode::kPlain,
+    absl::StatusOr<std::unique_ptr<common::SqlConnection>> sql =
+        common::SqlConnection::Connect(host_conninfo, common::SqlConnection::Mode::kPlain,
                                        "outbox-publisher --check",
                                        kConnectTimeoutSeconds);
     f.connect = sql.status();
     if (sql.ok()) {
       (*sql)->set_answer_timeout(kAnswerTimeout);
-      absl::StatusOr<outbox::SqlRows> r =
+      absl::StatusOr<common::SqlRows> r =
           (*sql)->Query("SELECT pg_catalog.pg_is_in_recovery()");
       if (!r.ok()) {
         f.connect = r.status();
@@ -58,7 +58,7 @@ std::vector<StandbyFindings> ReadOtherServers(const std::string& conninfo,
 
 // Sample keys of the key column's type: generated ones, NULL, and (some of) the
 // table's own.
-std::string SampleKeys(outbox::SqlConnection& c, const TableName& table,
+std::string SampleKeys(common::SqlConnection& c, const TableName& table,
                        const std::string& key_column, const std::string& type) {
   std::string generated;
   if (type == "text" || absl::StartsWith(type, "character") || type == "name") {
@@ -81,12 +81,12 @@ std::string SampleKeys(outbox::SqlConnection& c, const TableName& table,
   return samples;
 }
 
-absl::StatusOr<ShardCoverage> ReadCoverage(outbox::SqlConnection& c,
+absl::StatusOr<ShardCoverage> ReadCoverage(common::SqlConnection& c,
                                            const PreflightOptions& options,
                                            const TableName& table,
                                            const ShardFindings& shards) {
   ASSIGN_OR_RETURN(
-      outbox::SqlRows type,
+      common::SqlRows type,
       c.Query(absl::StrCat(
           "SELECT pg_catalog.format_type(atttypid, atttypmod) FROM "
           "pg_catalog.pg_attribute WHERE attrelid = ",
@@ -109,7 +109,7 @@ absl::StatusOr<ShardCoverage> ReadCoverage(outbox::SqlConnection& c,
   }
   std::string samples = SampleKeys(c, table, options.columns.key, *type[0][0]);
   ASSIGN_OR_RETURN(
-      outbox::SqlRows r,
+      common::SqlRows r,
       c.Query(cdc::ShardCoverageQuery(filters, c.Quote(options.columns.key), samples)));
   ShardCoverage coverage;
   auto number = [](const std::optional<std::string>& v) {
@@ -125,7 +125,7 @@ absl::StatusOr<ShardCoverage> ReadCoverage(outbox::SqlConnection& c,
   return coverage;
 }
 
-ShardFindings ReadShards(outbox::SqlConnection& c, const PreflightOptions& options) {
+ShardFindings ReadShards(common::SqlConnection& c, const PreflightOptions& options) {
   ShardFindings shards;
   for (int i = 1; i <= options.shard->count; ++i) {
     cdc::KeyShard shard{i, options.shard->count};
@@ -143,17 +143,17 @@ ShardFindings ReadShards(outbox::SqlConnection& c, const PreflightOptions& optio
 
 PgFindings ReadPgFindings(const std::string& conninfo, const PreflightOptions& options) {
   PgFindings pg;
-  absl::StatusOr<std::unique_ptr<outbox::SqlConnection>> sql =
-      outbox::SqlConnection::Connect(conninfo, outbox::SqlConnection::Mode::kPlain,
+  absl::StatusOr<std::unique_ptr<common::SqlConnection>> sql =
+      common::SqlConnection::Connect(conninfo, common::SqlConnection::Mode::kPlain,
                                      "outbox-publisher --check", kConnectTimeoutSeconds);
   pg.connect = sql.status();
   if (!sql.ok()) return pg;
-  outbox::SqlConnection& c = **sql;
+  common::SqlConnection& c = **sql;
   // A connection that goes silent fails each remaining check in bounded time.
   c.set_answer_timeout(kAnswerTimeout);
   pg.server = cdc::ReadServerFacts(c);
   pg.replication_connect =
-      outbox::SqlConnection::Connect(conninfo, outbox::SqlConnection::Mode::kReplication,
+      common::SqlConnection::Connect(conninfo, common::SqlConnection::Mode::kReplication,
                                      "outbox-publisher --check", kConnectTimeoutSeconds)
           .status();
   std::vector<std::string> tables;

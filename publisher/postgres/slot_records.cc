@@ -8,7 +8,7 @@
 namespace publisher {
 namespace {
 
-std::string Quoted(outbox::SqlConnection& sql, const TableName& t) {
+std::string Quoted(common::SqlConnection& sql, const TableName& t) {
   return absl::StrCat(sql.Quote(t.schema), ".", sql.Quote(t.table));
 }
 
@@ -25,13 +25,13 @@ std::string StateTableSql(const std::string& quoted_table) {
                       "updated_at timestamptz NOT NULL DEFAULT now())");
 }
 
-SlotRecords::SlotRecords(outbox::SqlConnection& sql, const TableName& table,
+SlotRecords::SlotRecords(common::SqlConnection& sql, const TableName& table,
                          std::string slot)
     : sql_(sql), quoted_table_(Quoted(sql, table)), slot_literal_(sql.Literal(slot)) {}
 
 absl::Status SlotRecords::Ensure(bool create) {
   ASSIGN_OR_RETURN(
-      outbox::SqlRows rows,
+      common::SqlRows rows,
       sql_.Query(absl::StrCat(
           "SELECT pg_catalog.has_table_privilege(pg_catalog.to_regclass(",
           sql_.Literal(quoted_table_), "), 'SELECT, INSERT, UPDATE') WHERE ",
@@ -62,7 +62,7 @@ absl::Status SlotRecords::Ensure(bool create) {
 }
 
 absl::StatusOr<SlotRecord> SlotRecords::Read() {
-  ASSIGN_OR_RETURN(outbox::SqlRows rows,
+  ASSIGN_OR_RETURN(common::SqlRows rows,
                    sql_.Query(absl::StrCat(
                        "SELECT published_below_xid, recovering, updated_at::text FROM ",
                        quoted_table_, " WHERE slot_name = ", slot_literal_)));
@@ -101,10 +101,10 @@ absl::Status SlotRecords::Advance(uint64_t published_below_xid) {
 }
 
 absl::StatusOr<std::pair<uint64_t, cdc::Lsn>> ReadHorizonCandidate(
-    outbox::SqlConnection& sql) {
+    common::SqlConnection& sql) {
   // One statement: its snapshot is taken before the function reads the insert
   // position.
-  ASSIGN_OR_RETURN(outbox::SqlRows rows,
+  ASSIGN_OR_RETURN(common::SqlRows rows,
                    sql.Query("SELECT pg_catalog.pg_snapshot_xmin("
                              "pg_catalog.pg_current_snapshot())::text, "
                              "pg_catalog.pg_current_wal_insert_lsn()::text"));

@@ -33,7 +33,7 @@ std::string StateTableSql(const std::string& quoted_table);
 class SlotRecords {
  public:
   // `table` "schema.table"; `slot` the row's key. `sql` must outlive this.
-  SlotRecords(outbox::SqlConnection& sql, const TableName& table, std::string slot);
+  SlotRecords(common::SqlConnection& sql, const TableName& table, std::string slot);
 
   // Creates the table when missing (with `create`). kFailedPrecondition when it is
   // missing and may not be created, or the role may not write it, with the fix.
@@ -47,7 +47,7 @@ class SlotRecords {
   [[nodiscard]] absl::Status Advance(uint64_t published_below_xid);
 
  private:
-  outbox::SqlConnection& sql_;
+  common::SqlConnection& sql_;
   std::string quoted_table_;
   std::string slot_literal_;
 };
@@ -55,7 +55,7 @@ class SlotRecords {
 // A horizon candidate (publisher/recovery/horizon.h): the xmin of a snapshot taken
 // now (as a 64-bit id) and the WAL insert position after it.
 [[nodiscard]] absl::StatusOr<std::pair<uint64_t, cdc::Lsn>> ReadHorizonCandidate(
-    outbox::SqlConnection& sql);
+    common::SqlConnection& sql);
 
 }  // namespace publisher
 

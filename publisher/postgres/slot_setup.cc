@@ -20,7 +20,7 @@ namespace {
 class SlotSetup {
  public:
   SlotSetup(cdc::ReplicationStream& stream, const PgSessionOptions& options,
-            const std::string& database, outbox::Logger& log, SinkFactory* sinks)
+            const std::string& database, common::Logger& log, SinkFactory* sinks)
       : sql_(stream.sql()),
         options_(options),
         database_(database),
@@ -188,10 +188,10 @@ class SlotSetup {
     return absl::OkStatus();
   }
 
-  outbox::SqlConnection& sql_;
+  common::SqlConnection& sql_;
   const PgSessionOptions& options_;
   const std::string& database_;
-  outbox::Logger& log_;
+  common::Logger& log_;
   SinkFactory* sinks_;
   std::optional<SlotRecords> records_;
 };
@@ -199,7 +199,7 @@ class SlotSetup {
 }  // namespace
 
 absl::Status PrepareSlot(cdc::ReplicationStream& stream, const PgSessionOptions& options,
-                         const std::string& database, outbox::Logger& log,
+                         const std::string& database, common::Logger& log,
                          SinkFactory* republish_sinks) {
   return SlotSetup(stream, options, database, log, republish_sinks).Run();
 }

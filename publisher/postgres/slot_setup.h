@@ -19,7 +19,7 @@ namespace publisher {
 // --on-slot-gap is not republish. `database` is current_database().
 [[nodiscard]] absl::Status PrepareSlot(cdc::ReplicationStream& stream,
                                        const PgSessionOptions& options,
-                                       const std::string& database, outbox::Logger& log,
+                                       const std::string& database, common::Logger& log,
                                        SinkFactory* republish_sinks);
 
 }  // namespace publisher

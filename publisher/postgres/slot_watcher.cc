@@ -20,7 +20,7 @@ constexpr absl::Duration kAnswerTimeout = absl::Seconds(15);
 
 }  // namespace
 
-SlotWatcher::SlotWatcher(SlotWatcherOptions options, outbox::Logger& log,
+SlotWatcher::SlotWatcher(SlotWatcherOptions options, common::Logger& log,
                          Metrics& metrics, ExternalFault& fault)
     : options_(std::move(options)), log_(log), metrics_(metrics), fault_(fault) {
   thread_ = std::thread([this] { Loop(); });
@@ -54,8 +54,8 @@ void SlotWatcher::Loop() {
 
 absl::Status SlotWatcher::Probe() {
   if (sql_ == nullptr) {
-    ASSIGN_OR_RETURN(sql_, outbox::SqlConnection::Connect(
-                               options_.source.pg, outbox::SqlConnection::Mode::kPlain,
+    ASSIGN_OR_RETURN(sql_, common::SqlConnection::Connect(
+                               options_.source.pg, common::SqlConnection::Mode::kPlain,
                                "outbox-publisher slot check", kConnectTimeoutSeconds));
     // statement_timeout stops a stuck server; the answer timeout a connection that
     // went silent (which would otherwise also hang shutdown, which joins this).
@@ -65,7 +65,7 @@ absl::Status SlotWatcher::Probe() {
   if (!watch_) {
     std::vector<std::string> tables;
     for (const TableName& t : options_.source.tables) tables.push_back(t.qualified());
-    ASSIGN_OR_RETURN(outbox::SqlRows here, sql_->Query("SELECT current_database()"));
+    ASSIGN_OR_RETURN(common::SqlRows here, sql_->Query("SELECT current_database()"));
     if (here.size() != 1 || here[0].empty() || !here[0][0])
       return absl::DataLossError("current_database() returned nothing");
     const OutboxSource& source = options_.source;

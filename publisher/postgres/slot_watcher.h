@@ -30,7 +30,7 @@ namespace publisher {
 class SlotWatcher {
  public:
   // Starts the thread. Every argument must outlive the watcher.
-  SlotWatcher(SlotWatcherOptions options, outbox::Logger& log, Metrics& metrics,
+  SlotWatcher(SlotWatcherOptions options, common::Logger& log, Metrics& metrics,
               ExternalFault& fault);
   // Stops and joins the thread.
   ~SlotWatcher();
@@ -42,10 +42,10 @@ class SlotWatcher {
   absl::Status Probe();
 
   SlotWatcherOptions options_;
-  outbox::Logger& log_;
+  common::Logger& log_;
   Metrics& metrics_;
   ExternalFault& fault_;
-  std::unique_ptr<outbox::SqlConnection> sql_;
+  std::unique_ptr<common::SqlConnection> sql_;
   std::optional<CatalogVerdicts> watch_;  // Built on the first connection.
   // Raising the state table's horizon (publisher/recovery/horizon.h).
   absl::Status AdvanceHorizon();

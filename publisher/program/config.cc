@@ -23,10 +23,10 @@
 namespace publisher {
 namespace {
 
-absl::Status AddKafkaProperty(outbox::KafkaProperties& properties, absl::string_view kv) {
+absl::Status AddKafkaProperty(common::KafkaProperties& properties, absl::string_view kv) {
   size_t eq = kv.find('=');
   if (eq == absl::string_view::npos || eq == 0) {
-    return outbox::BadFlagValue("X", kv, "expected -X key=value (a librdkafka property)");
+    return common::BadFlagValue("X", kv, "expected -X key=value (a librdkafka property)");
   }
   properties.emplace_back(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
   return absl::OkStatus();
@@ -43,7 +43,7 @@ std::string RefusedBecause(const std::string& key, const std::string& v) {
   if (is({"transactional.id"})) {
     return "set --delivery=exactly-once and --transactional-id instead";
   }
-  if (is({"enable.idempotence"}) && outbox::KafkaBoolean(v) == false) {
+  if (is({"enable.idempotence"}) && common::KafkaBoolean(v) == false) {
     return "voids per-key order and retries without duplicates (guarantee 4, the "
            "idempotent producer)";
   }
@@ -68,7 +68,7 @@ std::string RefusedBecause(const std::string& key, const std::string& v) {
     return "voids per-key order (guarantee 4): one key's messages would land on "
            "several partitions";
   }
-  if (is({"delivery.report.only.error"}) && outbox::KafkaBoolean(v) != false) {
+  if (is({"delivery.report.only.error"}) && common::KafkaBoolean(v) != false) {
     return "voids the slot's confirmation (guarantees 2 and 7): the slot is confirmed "
            "from successful delivery reports, which this turns off";
   }
@@ -87,12 +87,12 @@ absl::string_view DeliveryModeName(DeliveryMode mode) {
 }
 
 absl::StatusOr<Config> ParseConfig(const std::vector<std::string>& args,
-                                   const outbox::Environment& env) {
+                                   const common::Environment& env) {
   Config c;
-  const outbox::FlagTable<Config>& flags = ConfigFlags();
-  outbox::FlagValues given;
+  const common::FlagTable<Config>& flags = ConfigFlags();
+  common::FlagValues given;
   flags.TakeEnvironment(env.lookup, given);
-  outbox::KafkaProperties command_line;  // -X, in order.
+  common::KafkaProperties command_line;  // -X, in order.
   for (size_t i = 0; i < args.size(); ++i) {
     absl::string_view arg = args[i];
     if (arg == "--help" || arg == "-h") {
@@ -109,7 +109,7 @@ absl::StatusOr<Config> ParseConfig(const std::vector<std::string>& args,
     }
     if (arg == "-X") {
       if (i + 1 >= args.size())
-        return outbox::BadFlagValue("X", "", "expected -X key=value");
+        return common::BadFlagValue("X", "", "expected -X key=value");
       RETURN_IF_ERROR(AddKafkaProperty(command_line, args[++i]));
       continue;
     }
@@ -119,7 +119,7 @@ absl::StatusOr<Config> ParseConfig(const std::vector<std::string>& args,
     }
     if (arg == "-F") {
       if (i + 1 >= args.size()) {
-        return outbox::BadFlagValue("kafka-config", "", "expected -F FILE");
+        return common::BadFlagValue("kafka-config", "", "expected -F FILE");
       }
       given.Give("kafka-config", args[++i], "");
       continue;
@@ -137,7 +137,7 @@ absl::StatusOr<Config> ParseConfig(const std::vector<std::string>& args,
   RETURN_IF_ERROR(flags.Apply(given, c));
   // Kafka client properties: the file, then OUTBOX_KAFKA_*, then -X; later wins.
   ASSIGN_OR_RETURN(c.kafka_properties,
-                   outbox::GatherKafkaProperties(c.kafka_config, env, command_line));
+                   common::GatherKafkaProperties(c.kafka_config, env, command_line));
   std::vector<std::string> refused;
   for (const auto& [key, value] : c.kafka_properties) {
     if (std::string why = RefusedBecause(key, value); !why.empty()) {
@@ -151,7 +151,7 @@ absl::StatusOr<Config> ParseConfig(const std::vector<std::string>& args,
         absl::StrCat("Kafka property refused: ", absl::StrJoin(refused, "; ")));
   }
   // What librdkafka refuses is refused here, before the start line shows anything.
-  RETURN_IF_ERROR(outbox::CheckKafkaProperties(c.kafka_properties));
+  RETURN_IF_ERROR(common::CheckKafkaProperties(c.kafka_properties));
   if (c.shard) {
     if (!c.message_prefix.empty()) {
       return absl::InvalidArgumentError(
@@ -173,7 +173,7 @@ std::string Usage() {
       "Publishes INSERTs into a PostgreSQL outbox table to Kafka through a logical\n"
       "replication slot, confirming the slot only after the broker acknowledged.\n"
       "Every flag can also be set as OUTBOX_<FLAG> in the environment (flags win).\n\n";
-  std::vector<outbox::FlagHelpLine> lines = ConfigFlags().HelpLines(Config());
+  std::vector<common::FlagHelpLine> lines = ConfigFlags().HelpLines(Config());
   constexpr char kProperties[] = "Kafka client properties";
   constexpr char kProgram[] = "The program";
   lines.insert(
@@ -194,7 +194,7 @@ std::string Usage() {
         "exit 0 if all pass, 2 otherwise",
         ""}});
   absl::StrAppend(
-      &out, outbox::RenderFlagHelp(lines),
+      &out, common::RenderFlagHelp(lines),
       "\n"
       "Exit codes: 0 after SIGTERM/SIGINT with everything acknowledged and "
       "confirmed;\n2 invalid configuration or environment; 1 fatal runtime error.\n");
@@ -209,11 +209,11 @@ std::optional<TableName> StateTable(const Config& c) {
   return TableName{schema, c.state_table};
 }
 
-std::vector<outbox::Field> DescribeConfig(const Config& c) {
+std::vector<common::Field> DescribeConfig(const Config& c) {
   std::vector<std::string> tables;
   for (const TableName& t : c.tables) tables.push_back(t.qualified());
-  std::vector<outbox::Field> f = {
-      {"pg", c.pg.empty() ? std::string("") : outbox::RedactConninfo(c.pg)},
+  std::vector<common::Field> f = {
+      {"pg", c.pg.empty() ? std::string("") : common::RedactConninfo(c.pg)},
       {"slot", c.slot},
       {"publication", c.publication},
       {"shard", c.shard ? cdc::KeyShardName(*c.shard) : std::string("")},
@@ -250,12 +250,12 @@ std::vector<outbox::Field> DescribeConfig(const Config& c) {
       {"transaction-interval", absl::FormatDuration(c.transaction_interval)},
       {"message-prefix", c.message_prefix},
       {"log-format",
-       std::string(c.log_format == outbox::LogFormat::kJson ? "json" : "text")},
-      {"log-level", std::string(outbox::LogLevelName(c.log_level))},
+       std::string(c.log_format == common::LogFormat::kJson ? "json" : "text")},
+      {"log-level", std::string(common::LogLevelName(c.log_level))},
   };
   for (const auto& [k, v] : c.kafka_properties) {
     f.push_back({absl::StrCat("X.", k),
-                 outbox::ShownPropertyValue(k, v, outbox::IsKafkaProperty(k))});
+                 common::ShownPropertyValue(k, v, common::IsKafkaProperty(k))});
   }
   return f;
 }

@@ -54,7 +54,7 @@ struct Config {
   ValueFormat value_format = ValueFormat::kEnvelope;  // --value-format.
   // Kafka client properties, merged from -F/--kafka-config, OUTBOX_KAFKA_* and -X
   // (docs/configuration.md, "Kafka client properties"): each key once, the winning value.
-  outbox::KafkaProperties kafka_properties;
+  common::KafkaProperties kafka_properties;
   std::string kafka_config;  // -F FILE; "" = none.
   int64_t max_in_flight = 20000;
   int64_t max_in_flight_bytes = 16777216;  // 16 MiB
@@ -62,8 +62,8 @@ struct Config {
   std::string dead_letter_topic = "outbox.dead-letter";
   absl::Duration status_interval = absl::Seconds(10);
   absl::Duration stats_interval = absl::Seconds(30);
-  outbox::LogFormat log_format = outbox::LogFormat::kJson;
-  outbox::LogLevel log_level = outbox::LogLevel::kInfo;
+  common::LogFormat log_format = common::LogFormat::kJson;
+  common::LogLevel log_level = common::LogLevel::kInfo;
   // Operations (docs/operations.md, "Monitoring").
   int metrics_port = 0;  // 0 = no metrics server.
   std::string metrics_address = "127.0.0.1";
@@ -97,14 +97,14 @@ absl::string_view DeliveryModeName(DeliveryMode mode);
 
 // Parses `args` (argv without the program name) over the environment.
 [[nodiscard]] absl::StatusOr<Config> ParseConfig(const std::vector<std::string>& args,
-                                                 const outbox::Environment& env);
+                                                 const common::Environment& env);
 
 // The --help text.
 std::string Usage();
 
 // The effective configuration as log fields, with secrets redacted (the password
 // in --pg, and Kafka properties that hold one: IsSecretProperty).
-std::vector<outbox::Field> DescribeConfig(const Config& config);
+std::vector<common::Field> DescribeConfig(const Config& config);
 
 }  // namespace publisher
 

@@ -12,11 +12,11 @@
 namespace publisher {
 namespace {
 
-using outbox::BadFlagValue;
-using outbox::ShowBool;
-using outbox::ShowBytes;
-using outbox::ShowDuration;
-using Flag = outbox::FlagDef<Config>;
+using common::BadFlagValue;
+using common::ShowBool;
+using common::ShowBytes;
+using common::ShowDuration;
+using Flag = common::FlagDef<Config>;
 
 constexpr char kPostgres[] = "PostgreSQL and the slot";
 constexpr char kKafka[] = "Kafka";
@@ -79,7 +79,7 @@ absl::StatusOr<T> OneOf(absl::string_view flag, absl::string_view v,
 // A flag whose value is any non-empty text, kept in `member`.
 Flag Text(const char* name, const char* group, const char* value, const char* help,
           std::string Config::*member) {
-  return outbox::TextFlag(name, group, value, help, member);
+  return common::TextFlag(name, group, value, help, member);
 }
 
 // A column of the outbox table: ColumnMapping's `member`.
@@ -89,7 +89,7 @@ Flag ColumnFlag(const char* name, const char* help, std::string ColumnMapping::*
           "COLUMN",
           help,
           [name, member](Config& c, absl::string_view v) -> absl::Status {
-            RETURN_IF_ERROR(outbox::RefuseBlank(name, v));
+            RETURN_IF_ERROR(common::RefuseBlank(name, v));
             c.columns.*member = std::string(v);
             return absl::OkStatus();
           },
@@ -104,7 +104,7 @@ Flag Interval(const char* name, const char* group, const char* help,
           "DURATION",
           help,
           [name, member](Config& c, absl::string_view v) -> absl::Status {
-            ASSIGN_OR_RETURN(c.*member, outbox::ParseFlagInterval(name, v));
+            ASSIGN_OR_RETURN(c.*member, common::ParseFlagInterval(name, v));
             return absl::OkStatus();
           },
           [member](const Config& c) { return ShowDuration(c.*member); }};
@@ -117,7 +117,7 @@ Flag Bool(const char* name, const char* group, const char* help, bool Config::*m
           "",
           help,
           [name, member](Config& c, absl::string_view v) -> absl::Status {
-            ASSIGN_OR_RETURN(c.*member, outbox::ParseFlagBool(name, v));
+            ASSIGN_OR_RETURN(c.*member, common::ParseFlagBool(name, v));
             return absl::OkStatus();
           },
           [member](const Config& c) { return ShowBool(c.*member); }};
@@ -128,8 +128,8 @@ std::vector<Flag> PostgresFlags() {
       {"pg", kPostgres, "CONNINFO",
        "libpq conninfo string or URI of the primary (default: PG* environment)",
        [](Config& c, absl::string_view v) -> absl::Status {
-         absl::Status s = outbox::ParseConninfo(v).status();
-         if (!s.ok()) return BadFlagValue("pg", outbox::RedactConninfo(v), s.message());
+         absl::Status s = common::ParseConninfo(v).status();
+         if (!s.ok()) return BadFlagValue("pg", common::RedactConninfo(v), s.message());
          c.pg = std::string(v);
          return absl::OkStatus();
        }},
@@ -247,14 +247,14 @@ std::vector<Flag> KafkaFlags() {
                &Config::transaction_interval),
       {"max-in-flight", kKafka, "N", "unacknowledged messages before reading pauses",
        [](Config& c, absl::string_view v) -> absl::Status {
-         ASSIGN_OR_RETURN(c.max_in_flight, outbox::ParseFlagPositive("max-in-flight", v));
+         ASSIGN_OR_RETURN(c.max_in_flight, common::ParseFlagPositive("max-in-flight", v));
          return absl::OkStatus();
        },
        [](const Config& c) { return absl::StrCat(c.max_in_flight); }},
       {"max-in-flight-bytes", kKafka, "SIZE",
        "unacknowledged bytes before reading pauses",
        [](Config& c, absl::string_view v) -> absl::Status {
-         absl::StatusOr<int64_t> n = outbox::ParseByteSize(v);
+         absl::StatusOr<int64_t> n = common::ParseByteSize(v);
          if (!n.ok()) return BadFlagValue("max-in-flight-bytes", v, n.status().message());
          if (*n < 1024)
            return BadFlagValue("max-in-flight-bytes", v, "expected at least 1024");
@@ -313,7 +313,7 @@ std::vector<Flag> OperationsFlags() {
       {"max-retained-wal", kOperations, "SIZE",
        "warn when the slot retains more WAL than this",
        [](Config& c, absl::string_view v) -> absl::Status {
-         absl::StatusOr<int64_t> n = outbox::ParseByteSize(v);
+         absl::StatusOr<int64_t> n = common::ParseByteSize(v);
          if (!n.ok()) return BadFlagValue("max-retained-wal", v, n.status().message());
          if (*n < 1) return BadFlagValue("max-retained-wal", v, "must be positive");
          c.max_retained_wal = *n;
@@ -330,7 +330,7 @@ std::vector<Flag> OperationsFlags() {
       {"stats-interval", kOperations, "DURATION", "deprecated: --log-stats-every",
        [](Config& c, absl::string_view v) -> absl::Status {
          ASSIGN_OR_RETURN(c.stats_interval,
-                          outbox::ParseFlagInterval("stats-interval", v));
+                          common::ParseFlagInterval("stats-interval", v));
          c.warnings.push_back(
              "--stats-interval (OUTBOX_STATS_INTERVAL) is deprecated: it is "
              "--log-stats-every (OUTBOX_LOG_STATS_EVERY), which cannot be confused with "
@@ -340,37 +340,37 @@ std::vector<Flag> OperationsFlags() {
       {"log-format", kOperations, "json|text", "log line format",
        [](Config& c, absl::string_view v) -> absl::Status {
          ASSIGN_OR_RETURN(c.log_format,
-                          OneOf<outbox::LogFormat>("log-format", v,
-                                                   {{"json", outbox::LogFormat::kJson},
-                                                    {"text", outbox::LogFormat::kText}}));
+                          OneOf<common::LogFormat>("log-format", v,
+                                                   {{"json", common::LogFormat::kJson},
+                                                    {"text", common::LogFormat::kText}}));
          return absl::OkStatus();
        },
        [](const Config& c) {
-         return std::string(c.log_format == outbox::LogFormat::kJson ? "json" : "text");
+         return std::string(c.log_format == common::LogFormat::kJson ? "json" : "text");
        }},
       {"log-level", kOperations, "LEVEL", "debug, info, warn or error",
        [](Config& c, absl::string_view v) -> absl::Status {
          ASSIGN_OR_RETURN(c.log_level,
-                          OneOf<outbox::LogLevel>("log-level", v,
-                                                  {{"debug", outbox::LogLevel::kDebug},
-                                                   {"info", outbox::LogLevel::kInfo},
-                                                   {"warn", outbox::LogLevel::kWarn},
-                                                   {"error", outbox::LogLevel::kError}}));
+                          OneOf<common::LogLevel>("log-level", v,
+                                                  {{"debug", common::LogLevel::kDebug},
+                                                   {"info", common::LogLevel::kInfo},
+                                                   {"warn", common::LogLevel::kWarn},
+                                                   {"error", common::LogLevel::kError}}));
          return absl::OkStatus();
        },
-       [](const Config& c) { return std::string(outbox::LogLevelName(c.log_level)); }},
+       [](const Config& c) { return std::string(common::LogLevelName(c.log_level)); }},
   };
 }
 
 }  // namespace
 
-const outbox::FlagTable<Config>& ConfigFlags() {
+const common::FlagTable<Config>& ConfigFlags() {
   static const auto* table = [] {
     std::vector<Flag> flags;
     for (auto group : {PostgresFlags, KafkaFlags, ColumnFlags, OperationsFlags}) {
       for (Flag& f : group()) flags.push_back(std::move(f));
     }
-    return new outbox::FlagTable<Config>(std::move(flags));
+    return new common::FlagTable<Config>(std::move(flags));
   }();
   return *table;
 }

@@ -9,7 +9,7 @@
 
 namespace publisher {
 
-const outbox::FlagTable<Config>& ConfigFlags();
+const common::FlagTable<Config>& ConfigFlags();
 
 }  // namespace publisher
 

@@ -49,7 +49,7 @@ void InstallSignalHandlers() {
   signal(SIGPIPE, SIG_IGN);
 }
 
-int Fail(outbox::Logger& log, int code, absl::string_view what,
+int Fail(common::Logger& log, int code, absl::string_view what,
          const absl::Status& status) {
   log.Error(what, {{"error", std::string(status.message())},
                    {"code", std::string(absl::StatusCodeToString(status.code()))},
@@ -59,9 +59,9 @@ int Fail(outbox::Logger& log, int code, absl::string_view what,
 
 int Main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  absl::StatusOr<Config> config = ParseConfig(args, outbox::ProcessEnvironment());
+  absl::StatusOr<Config> config = ParseConfig(args, common::ProcessEnvironment());
   if (!config.ok()) {
-    outbox::Logger log(outbox::LogFormat::kJson, outbox::LogLevel::kInfo);
+    common::Logger log(common::LogFormat::kJson, common::LogLevel::kInfo);
     return Fail(log, kExitConfig, "invalid configuration", config.status());
   }
   if (config->help) {
@@ -73,9 +73,9 @@ int Main(int argc, char** argv) {
     return kExitOk;
   }
   if (config->check) return RunChecks(*config, std::cout) ? kExitOk : kExitConfig;
-  outbox::Logger log(config->log_format, config->log_level);
-  std::vector<outbox::Field> fields = VersionFields();
-  for (outbox::Field& f : DescribeConfig(*config)) fields.push_back(std::move(f));
+  common::Logger log(config->log_format, config->log_level);
+  std::vector<common::Field> fields = VersionFields();
+  for (common::Field& f : DescribeConfig(*config)) fields.push_back(std::move(f));
   log.Info("starting outbox-publisher", fields);
   for (const std::string& warning : config->warnings) log.Warn(warning);
   InstallSignalHandlers();
@@ -90,10 +90,10 @@ int Main(int argc, char** argv) {
   }
   Metrics metrics(std::move(info), std::move(labels));
   metrics.SetMaxRetainedWal(config->max_retained_wal);
-  std::unique_ptr<outbox::MetricsServer> server;
+  std::unique_ptr<common::MetricsServer> server;
   if (config->metrics_port != 0) {
-    absl::StatusOr<std::unique_ptr<outbox::MetricsServer>> s =
-        outbox::MetricsServer::Start(
+    absl::StatusOr<std::unique_ptr<common::MetricsServer>> s =
+        common::MetricsServer::Start(
             config->metrics_address, config->metrics_port,
             {[&metrics] { return metrics.RenderPrometheus(absl::Now()); },
              [&metrics] {

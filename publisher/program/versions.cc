@@ -30,7 +30,7 @@ std::string VersionLine() {
                       LibrdkafkaVersion(), ", libpq ", LibpqVersion(), ")");
 }
 
-std::vector<outbox::Field> VersionFields() {
+std::vector<common::Field> VersionFields() {
   return {{"version", std::string(OUTBOX_PUBLISHER_VERSION)},
           {"librdkafka_version", std::string(rd_kafka_version_str())},
           {"libpq_version", LibpqVersion()}};

@@ -15,7 +15,7 @@ namespace publisher {
 std::string VersionLine();
 
 // The same as log fields: version, librdkafka_version, libpq_version.
-std::vector<outbox::Field> VersionFields();
+std::vector<common::Field> VersionFields();
 
 }  // namespace publisher
 

@@ -42,7 +42,7 @@ struct RepublishLimits {
 class Republisher {
  public:
   // Every argument must outlive the republisher.
-  Republisher(Sink& sink, outbox::Logger& log, RepublishLimits limits)
+  Republisher(Sink& sink, common::Logger& log, RepublishLimits limits)
       : sink_(sink), log_(log), limits_(limits) {}
 
   // Maps every row of `rows` with `relation` and produces it; `source` goes into
@@ -62,7 +62,7 @@ class Republisher {
   void Poll(absl::Duration timeout);
 
   Sink& sink_;
-  outbox::Logger& log_;
+  common::Logger& log_;
   RepublishLimits limits_;
   uint64_t published_ = 0;
   uint64_t acknowledged_ = 0;

@@ -7,7 +7,7 @@
 
 namespace publisher {
 
-Relay::Relay(RelayOptions options, outbox::Logger& log, Clock clock)
+Relay::Relay(RelayOptions options, common::Logger& log, Clock clock)
     : options_(std::move(options)),
       log_(log),
       clock_(std::move(clock)),

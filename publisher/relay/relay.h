@@ -50,7 +50,7 @@ class Relay {
 
   // `log` must outlive the relay.
   Relay(
-      RelayOptions options, outbox::Logger& log,
+      RelayOptions options, common::Logger& log,
       Clock clock = [] { return absl::Now(); });
 
   // One replication session: `stream` has just started streaming from the slot,
@@ -93,7 +93,7 @@ class Relay {
 
  private:
   RelayOptions options_;
-  outbox::Logger& log_;
+  common::Logger& log_;
   Clock clock_;
   DeadLetterPolicy dead_letters_;
   std::optional<MessageEvents> messages_;  // Bound at the first run, with a prefix.

@@ -45,7 +45,7 @@ namespace publisher {
 // which add up across runs, and the tracker.
 struct RelayContext {
   const RelayOptions& options;
-  outbox::Logger& log;
+  common::Logger& log;
   const std::function<absl::Time()>& clock;
   const DeadLetterPolicy& dead_letters;
   const MessageEvents* messages;  // Null without a message_prefix.
@@ -154,7 +154,7 @@ class RelayRun {
 
   // Borrowed from the relay.
   const RelayOptions& options_;
-  outbox::Logger& log_;
+  common::Logger& log_;
   const std::function<absl::Time()>& clock_;
   const DeadLetterPolicy& dead_letters_;
   const MessageEvents* messages_;

@@ -15,7 +15,7 @@ void InterruptibleSleep(absl::Duration d, const std::atomic<bool>& stop) {
 }
 
 Supervisor::Supervisor(SupervisorOptions options, SessionSource& sessions,
-                       SinkFactory& sinks, Relay& relay, outbox::Logger& log, Sleep sleep)
+                       SinkFactory& sinks, Relay& relay, common::Logger& log, Sleep sleep)
     : options_(options),
       sessions_(sessions),
       sinks_(sinks),
@@ -28,7 +28,7 @@ SupervisorResult Supervisor::Run(const std::atomic<bool>& stop) {
   // factory may leave the producer to be made once the slot is held (null).
   absl::StatusOr<std::unique_ptr<Sink>> sink = sinks_.Create(true);
   if (!sink.ok()) return {sink.status(), false};
-  outbox::Backoff backoff(options_.backoff_initial, options_.backoff_max);
+  common::Backoff backoff(options_.backoff_initial, options_.backoff_max);
   bool started = false;
   bool stood_by = false;  // Went through every check up to the slot.
   while (!stop.load()) {
@@ -102,7 +102,7 @@ void Supervisor::StandBy(const absl::Status& cause, const std::atomic<bool>& sto
                    : absl::StrCat("the Kafka brokers do not answer: ", brokers.message());
   absl::Time now = options_.now();
   if (monitor_ != nullptr) monitor_->SetStandingBy(problem, now);
-  std::vector<outbox::Field> fields = {{"reason", std::string(cause.message())}};
+  std::vector<common::Field> fields = {{"reason", std::string(cause.message())}};
   if (!problem.empty()) fields.push_back({"problem", problem});
   if (standing_by_since_ == absl::InfinitePast()) {
     standing_by_since_ = now;

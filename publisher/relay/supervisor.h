@@ -55,7 +55,7 @@ class Supervisor {
   using Sleep = std::function<void(absl::Duration, const std::atomic<bool>& stop)>;
 
   Supervisor(SupervisorOptions options, SessionSource& sessions, SinkFactory& sinks,
-             Relay& relay, outbox::Logger& log, Sleep sleep);
+             Relay& relay, common::Logger& log, Sleep sleep);
 
   // Runs until `stop` is set (OK) or an error that retrying cannot cure.
   SupervisorResult Run(const std::atomic<bool>& stop);
@@ -81,7 +81,7 @@ class Supervisor {
   SessionSource& sessions_;
   SinkFactory& sinks_;
   Relay& relay_;
-  outbox::Logger& log_;
+  common::Logger& log_;
   Sleep sleep_;
   RelayMonitor* monitor_ = nullptr;
   // Standing by since (InfinitePast when not), the last line said about it, and

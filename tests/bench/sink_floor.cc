@@ -47,7 +47,7 @@ int Main(int argc, char** argv) {
   std::string topic = argv[2];
   long messages = std::atol(argv[3]);
   size_t value_bytes = static_cast<size_t>(std::atol(argv[4]));
-  outbox::Logger log(outbox::LogFormat::kText, outbox::LogLevel::kError);
+  common::Logger log(common::LogFormat::kText, common::LogLevel::kError);
   auto sink = publisher::KafkaSink::Create(publisher::KafkaOptionsFrom(config), log);
   if (!sink.ok() || !(*sink)->CheckReachable(absl::Seconds(15)).ok()) {
     std::fprintf(stderr, "bench-sink-floor: no broker at %s\n", argv[1]);

@@ -29,14 +29,14 @@ void ConfirmationSampler::Reconnect() {
   // What the partition stores, not what a read_committed consumer may read yet: a
   // consumer's ListOffsets answers the last stable offset under read_committed
   // (librdkafka's default), which an open Kafka transaction holds back.
-  absl::StatusOr<outbox::KafkaConf> conf =
-      outbox::NewKafkaConf({{"bootstrap.servers", brokers_},
+  absl::StatusOr<common::KafkaConf> conf =
+      common::NewKafkaConf({{"bootstrap.servers", brokers_},
                             {"log_level", "2"},
                             {"isolation.level", "read_uncommitted"}},
                            {});
   if (!conf.ok()) testing_harness::Die(absl::StrCat("sampler: ", conf.status().message()));
-  absl::StatusOr<outbox::KafkaClient> rk =
-      outbox::NewKafkaClient(RD_KAFKA_CONSUMER, *std::move(conf), {}, "the sampler's client");
+  absl::StatusOr<common::KafkaClient> rk =
+      common::NewKafkaClient(RD_KAFKA_CONSUMER, *std::move(conf), {}, "the sampler's client");
   if (!rk.ok()) testing_harness::Die(absl::StrCat("sampler: ", rk.status().message()));
   rk_ = *std::move(rk);
 }

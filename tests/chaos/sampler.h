@@ -39,7 +39,7 @@ class ConfirmationSampler {
   std::string brokers_, topic_;
   int partitions_;
   absl::Duration interval_;
-  outbox::KafkaClient rk_;  // For the watermark queries.
+  common::KafkaClient rk_;  // For the watermark queries.
   std::unique_ptr<testing_harness::PgSession> sql_;
   std::atomic<bool> stop_{false};
   std::atomic<int> dropped_{0};

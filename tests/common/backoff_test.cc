@@ -2,7 +2,7 @@
 
 #include "gtest/gtest.h"
 
-namespace outbox {
+namespace common {
 namespace {
 
 TEST(BackoffTest, DoublesUpToTheCapWithJitterInTheUpperHalf) {
@@ -33,4 +33,4 @@ TEST(BackoffTest, JitterSpreadsWaits) {
 }
 
 }  // namespace
-}  // namespace outbox
+}  // namespace common

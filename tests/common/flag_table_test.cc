@@ -10,7 +10,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace outbox {
+namespace common {
 namespace {
 
 using ::testing::HasSubstr;
@@ -150,4 +150,4 @@ TEST(FlagTableTest, HelpGroupsTheFlagsAndShowsDefaultsAsAPersonReadsThem) {
 }
 
 }  // namespace
-}  // namespace outbox
+}  // namespace common

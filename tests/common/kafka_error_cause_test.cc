@@ -2,7 +2,7 @@
 
 #include "gtest/gtest.h"
 
-namespace outbox {
+namespace common {
 namespace {
 
 const absl::Time kT0 = absl::FromUnixSeconds(1'800'000'000);
@@ -55,4 +55,4 @@ TEST(KafkaErrorCauseTest, ACauseOfAnEarlierEpisodeGivesWayToASummary) {
 }
 
 }  // namespace
-}  // namespace outbox
+}  // namespace common

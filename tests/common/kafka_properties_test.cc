@@ -5,7 +5,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace outbox {
+namespace common {
 namespace {
 
 using ::testing::ElementsAre;
@@ -124,4 +124,4 @@ TEST(KafkaPropertiesTest, ARefusalNamesTheKeyAndTheReasonNeverTheValue) {
 }
 
 }  // namespace
-}  // namespace outbox
+}  // namespace common

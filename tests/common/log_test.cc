@@ -4,7 +4,7 @@
 
 #include "gtest/gtest.h"
 
-namespace outbox {
+namespace common {
 namespace {
 
 const absl::Time kTs =
@@ -46,4 +46,4 @@ TEST(LogTest, LevelFilters) {
 }
 
 }  // namespace
-}  // namespace outbox
+}  // namespace common

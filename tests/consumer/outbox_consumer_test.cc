@@ -19,7 +19,7 @@ using ::testing::Pair;
 
 class OutboxConsumerTest : public ::testing::Test {
  protected:
-  OutboxConsumerTest() : log_(outbox::LogFormat::kText, outbox::LogLevel::kWarn, sink_) {
+  OutboxConsumerTest() : log_(common::LogFormat::kText, common::LogLevel::kWarn, sink_) {
     source_.db_commits = &db_.commits;
     options_.group = "g";
     options_.retry.max_attempts = 3;
@@ -84,7 +84,7 @@ class OutboxConsumerTest : public ::testing::Test {
   }
 
   std::FILE* sink_ = std::tmpfile();
-  outbox::Logger log_;
+  common::Logger log_;
   FakeClock clock_;
   FakeSource source_{clock_};
   FakeDatabase db_;

@@ -13,13 +13,13 @@
 namespace testing_harness {
 namespace {
 
-using Client = outbox::KafkaClient;
+using Client = common::KafkaClient;
 
 absl::StatusOr<Client> NewClient(const std::string& bootstrap) {
-  absl::StatusOr<outbox::KafkaConf> conf =
-      outbox::NewKafkaConf({{"bootstrap.servers", bootstrap}, {"log_level", "2"}}, {});
+  absl::StatusOr<common::KafkaConf> conf =
+      common::NewKafkaConf({{"bootstrap.servers", bootstrap}, {"log_level", "2"}}, {});
   if (!conf.ok()) return conf.status();
-  return outbox::NewKafkaClient(RD_KAFKA_PRODUCER, *std::move(conf), {}, "an admin client");
+  return common::NewKafkaClient(RD_KAFKA_PRODUCER, *std::move(conf), {}, "an admin client");
 }
 
 }  // namespace
@@ -80,7 +80,7 @@ absl::Status KafkaCluster::CreateTopic(const std::string& name, int partitions,
   absl::StatusOr<Client> client = NewClient(bootstrap_);
   if (!client.ok()) return client.status();
   char err[512];
-  outbox::KafkaNewTopic topic(rd_kafka_NewTopic_new(
+  common::KafkaNewTopic topic(rd_kafka_NewTopic_new(
       name.c_str(), partitions, assignment.empty() ? replication : -1, err, sizeof(err)));
   if (topic == nullptr) return absl::InvalidArgumentError(err);
   for (const auto& [key, value] : configs)
@@ -92,10 +92,10 @@ absl::Status KafkaCluster::CreateTopic(const std::string& name, int partitions,
       return absl::InvalidArgumentError(err);
     }
   }
-  outbox::KafkaQueue queue(rd_kafka_queue_new(client->get()));
+  common::KafkaQueue queue(rd_kafka_queue_new(client->get()));
   rd_kafka_NewTopic_t* topics[] = {topic.get()};
   rd_kafka_CreateTopics(client->get(), topics, 1, nullptr, queue.get());
-  outbox::KafkaEvent event(rd_kafka_queue_poll(queue.get(), 60000));
+  common::KafkaEvent event(rd_kafka_queue_poll(queue.get(), 60000));
   absl::Status status;
   if (event == nullptr) {
     status = absl::DeadlineExceededError("CreateTopics: no answer in 60 s");
@@ -132,11 +132,11 @@ absl::StatusOr<int> KafkaCluster::Leader(const std::string& topic, int partition
                                          absl::Duration timeout) {
   absl::StatusOr<Client> client = NewClient(bootstrap_);
   if (!client.ok()) return client.status();
-  outbox::KafkaTopic t(rd_kafka_topic_new(client->get(), topic.c_str(), nullptr));
+  common::KafkaTopic t(rd_kafka_topic_new(client->get(), topic.c_str(), nullptr));
   const struct rd_kafka_metadata* raw = nullptr;
   rd_kafka_resp_err_t e = rd_kafka_metadata(
       client->get(), 0, t.get(), &raw, static_cast<int>(absl::ToInt64Milliseconds(timeout)));
-  outbox::KafkaMetadata md(raw);
+  common::KafkaMetadata md(raw);
   if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
     return absl::UnavailableError(absl::StrCat("metadata: ", rd_kafka_err2str(e)));
   }

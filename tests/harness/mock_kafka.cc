@@ -234,9 +234,9 @@ int main(int argc, char** argv) {
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGINT, OnSignal);
 
-  absl::StatusOr<outbox::KafkaConf> conf = outbox::NewKafkaConf({{"log_level", "3"}}, {});
-  absl::StatusOr<outbox::KafkaClient> rk =
-      conf.ok() ? outbox::NewKafkaClient(RD_KAFKA_PRODUCER, *std::move(conf), {},
+  absl::StatusOr<common::KafkaConf> conf = common::NewKafkaConf({{"log_level", "3"}}, {});
+  absl::StatusOr<common::KafkaClient> rk =
+      conf.ok() ? common::NewKafkaClient(RD_KAFKA_PRODUCER, *std::move(conf), {},
                                          "the mock cluster's client")
                 : conf.status();
   if (!rk.ok()) {

@@ -199,7 +199,7 @@ absl::StatusOr<std::unique_ptr<Consumer>> Consumer::Start(
   // After an outage, never skip ahead: re-read from the start if an offset is lost.
   // Fetch what arrives promptly (the default waits up to 500 ms for more), so that
   // receive times measure the publisher, not the consumer's batching.
-  absl::StatusOr<outbox::KafkaConf> conf = outbox::NewKafkaConf(
+  absl::StatusOr<common::KafkaConf> conf = common::NewKafkaConf(
       {{"bootstrap.servers", bootstrap},
        {"group.id", "outbox-test-verifier"},
        {"enable.auto.commit", "false"},
@@ -209,18 +209,18 @@ absl::StatusOr<std::unique_ptr<Consumer>> Consumer::Start(
        {"fetch.wait.max.ms", "5"}},
       {});
   if (!conf.ok()) return conf.status();
-  absl::StatusOr<outbox::KafkaClient> rk = outbox::NewKafkaClient(
+  absl::StatusOr<common::KafkaClient> rk = common::NewKafkaClient(
       RD_KAFKA_CONSUMER, *std::move(conf), {}, "the verifying consumer");
   if (!rk.ok()) return rk.status();
   auto consumer = std::unique_ptr<Consumer>(new Consumer());
   consumer->rk_ = *std::move(rk);
   // Assign every partition of each topic explicitly: no group rebalancing.
-  outbox::KafkaPartitionList parts(rd_kafka_topic_partition_list_new(16));
+  common::KafkaPartitionList parts(rd_kafka_topic_partition_list_new(16));
   for (const std::string& topic : topics) {
-    outbox::KafkaTopic t(rd_kafka_topic_new(consumer->rk_.get(), topic.c_str(), nullptr));
+    common::KafkaTopic t(rd_kafka_topic_new(consumer->rk_.get(), topic.c_str(), nullptr));
     const struct rd_kafka_metadata* raw = nullptr;
     rd_kafka_resp_err_t e = rd_kafka_metadata(consumer->rk_.get(), 0, t.get(), &raw, 10000);
-    outbox::KafkaMetadata md(raw);
+    common::KafkaMetadata md(raw);
     if (e != RD_KAFKA_RESP_ERR_NO_ERROR || md->topic_cnt != 1 ||
         md->topics[0].partition_cnt == 0) {
       return absl::InternalError(absl::StrCat("no metadata for topic ", topic));
@@ -252,7 +252,7 @@ void Consumer::Loop() {
         pending.clear();
       }
     }
-    outbox::KafkaMessage m(rd_kafka_consumer_poll(rk, pending.empty() ? 100 : 1));
+    common::KafkaMessage m(rd_kafka_consumer_poll(rk, pending.empty() ? 100 : 1));
     if (m == nullptr) continue;
     if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
       ConsumedRecord r;
@@ -300,11 +300,11 @@ size_t Consumer::Count() {
 
 absl::Status ProduceAll(const std::string& bootstrap, const std::string& topic,
                         const std::vector<std::pair<std::string, std::string>>& records) {
-  absl::StatusOr<outbox::KafkaConf> conf =
-      outbox::NewKafkaConf({{"bootstrap.servers", bootstrap}}, {});
+  absl::StatusOr<common::KafkaConf> conf =
+      common::NewKafkaConf({{"bootstrap.servers", bootstrap}}, {});
   if (!conf.ok()) return conf.status();
-  absl::StatusOr<outbox::KafkaClient> client =
-      outbox::NewKafkaClient(RD_KAFKA_PRODUCER, *std::move(conf), {}, "a test producer");
+  absl::StatusOr<common::KafkaClient> client =
+      common::NewKafkaClient(RD_KAFKA_PRODUCER, *std::move(conf), {}, "a test producer");
   if (!client.ok()) return client.status();
   rd_kafka_t* rk = client->get();
   absl::Status status;

@@ -142,7 +142,7 @@ class Consumer {
  private:
   Consumer() = default;
   void Loop();
-  outbox::KafkaClient rk_;
+  common::KafkaClient rk_;
   std::atomic<bool> stop_{false};
   std::thread thread_;
   std::mutex mu_;

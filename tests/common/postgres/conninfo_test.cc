@@ -5,7 +5,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace outbox {
+namespace common {
 namespace {
 
 using ::testing::Contains;
@@ -73,4 +73,4 @@ TEST(ConninfoTest, SplitHostsGivesOneConninfoPerServer) {
 }
 
 }  // namespace
-}  // namespace outbox
+}  // namespace common

@@ -216,11 +216,11 @@ class ConsumerKafkaTest : public PublisherTest {
   }
 
   // A consumer with `properties`, for looking at the group and the topic.
-  static outbox::KafkaClient Client(
+  static common::KafkaClient Client(
       std::vector<std::pair<std::string, std::string>> properties) {
-    absl::StatusOr<outbox::KafkaConf> conf = outbox::NewKafkaConf(std::move(properties), {});
-    absl::StatusOr<outbox::KafkaClient> rk =
-        conf.ok() ? outbox::NewKafkaClient(RD_KAFKA_CONSUMER, *std::move(conf), {},
+    absl::StatusOr<common::KafkaConf> conf = common::NewKafkaConf(std::move(properties), {});
+    absl::StatusOr<common::KafkaClient> rk =
+        conf.ok() ? common::NewKafkaClient(RD_KAFKA_CONSUMER, *std::move(conf), {},
                                            "a test consumer")
                   : conf.status();
     EXPECT_TRUE(rk.ok()) << rk.status();
@@ -230,8 +230,8 @@ class ConsumerKafkaTest : public PublisherTest {
   // The group's committed offset of each partition (-1: none), asked of the group
   // coordinator without joining the group.
   std::map<int32_t, int64_t> GroupOffsets() {
-    outbox::KafkaClient rk = Client({{"bootstrap.servers", brokers_}, {"group.id", Group()}});
-    outbox::KafkaPartitionList owned(rd_kafka_topic_partition_list_new(kPartitions));
+    common::KafkaClient rk = Client({{"bootstrap.servers", brokers_}, {"group.id", Group()}});
+    common::KafkaPartitionList owned(rd_kafka_topic_partition_list_new(kPartitions));
     rd_kafka_topic_partition_list_t* list = owned.get();
     for (int p = 0; p < kPartitions; ++p) {
       rd_kafka_topic_partition_list_add(list, topic_.c_str(), p);
@@ -248,7 +248,7 @@ class ConsumerKafkaTest : public PublisherTest {
 
   // The end of each partition (the high watermark).
   std::map<int32_t, int64_t> EndOffsets() {
-    outbox::KafkaClient rk = Client({{"bootstrap.servers", brokers_}});
+    common::KafkaClient rk = Client({{"bootstrap.servers", brokers_}});
     std::map<int32_t, int64_t> out;
     for (int p = 0; p < kPartitions; ++p) {
       int64_t low = 0, high = 0;

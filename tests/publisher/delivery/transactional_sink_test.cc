@@ -161,7 +161,7 @@ class TransactionalSinkTest : public ::testing::Test {
   }
 
   fakes::FakeClock clock_;
-  outbox::Logger logger_{outbox::LogFormat::kJson, outbox::LogLevel::kError};
+  common::Logger logger_{common::LogFormat::kJson, common::LogLevel::kError};
   TransactionalSinkOptions options_;
   FakeTransactionLog* log_;
   std::unique_ptr<TransactionalSink> sink_;
@@ -677,7 +677,7 @@ class ExactlyOnceRelayTest : public ::testing::Test {
   fakes::FakeClock clock_;
   std::atomic<bool> stop_{false};
   fakes::FakeWalStream stream_;
-  outbox::Logger logger_{outbox::LogFormat::kJson, outbox::LogLevel::kError};
+  common::Logger logger_{common::LogFormat::kJson, common::LogLevel::kError};
   RelayOptions options_;
   TransactionalSinkOptions sink_options_;
   RelayStats stats_;

@@ -43,7 +43,7 @@ TEST(ImplicitAckTest, SuccessWithoutAnOffsetIsReportedUnprovenAndWasIndeedNotSto
                              {"batch.num.messages", "4"},
                              {"linger.ms", "0"},
                              {"retry.backoff.ms", "10"}};
-  outbox::Logger log(outbox::LogFormat::kJson, outbox::LogLevel::kError);
+  common::Logger log(common::LogFormat::kJson, common::LogLevel::kError);
   auto sink = ValueOrDie(KafkaSink::Create(KafkaOptionsFrom(config), log));
 
   std::map<uint64_t, absl::Status> reports;  // Message number -> what the sink said.

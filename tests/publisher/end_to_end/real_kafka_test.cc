@@ -34,7 +34,7 @@ using testing_harness::HttpGet;
 using testing_harness::KafkaCluster;
 
 KafkaCluster* cluster =
-    nullptr;  // Shared by every test; made by the outbox::Environment.
+    nullptr;  // Shared by every test; made by the common::Environment.
 // The one account of the cluster's SASL/PLAIN listeners.
 constexpr char kSaslUser[] = "outbox";
 constexpr char kSaslPassword[] = "pw-5e3cr3t-q7";

@@ -14,10 +14,10 @@ namespace {
 using ::testing::HasSubstr;
 
 TEST(DeliveryReportStatusTest, StoredOnlyWithAnOffsetAndPersistedStatus) {
-  EXPECT_TRUE(outbox::DeliveryReportStatus(RD_KAFKA_RESP_ERR_NO_ERROR, 0,
+  EXPECT_TRUE(common::DeliveryReportStatus(RD_KAFKA_RESP_ERR_NO_ERROR, 0,
                                            RD_KAFKA_MSG_STATUS_PERSISTED, "t", 3)
                   .ok());
-  EXPECT_TRUE(outbox::DeliveryReportStatus(RD_KAFKA_RESP_ERR_NO_ERROR, 123456,
+  EXPECT_TRUE(common::DeliveryReportStatus(RD_KAFKA_RESP_ERR_NO_ERROR, 123456,
                                            RD_KAFKA_MSG_STATUS_PERSISTED, "t", 3)
                   .ok());
 }
@@ -25,7 +25,7 @@ TEST(DeliveryReportStatusTest, StoredOnlyWithAnOffsetAndPersistedStatus) {
 // rd_kafka_dr_implicit_ack(): success, status PERSISTED, but offset -1001.
 TEST(DeliveryReportStatusTest, ImplicitAckWithoutAnOffsetIsNotProof) {
   absl::Status s =
-      outbox::DeliveryReportStatus(RD_KAFKA_RESP_ERR_NO_ERROR, RD_KAFKA_OFFSET_INVALID,
+      common::DeliveryReportStatus(RD_KAFKA_RESP_ERR_NO_ERROR, RD_KAFKA_OFFSET_INVALID,
                                    RD_KAFKA_MSG_STATUS_PERSISTED, "orders", 7);
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(s.message(), HasSubstr("orders [7]"));
@@ -36,7 +36,7 @@ TEST(DeliveryReportStatusTest, ImplicitAckWithoutAnOffsetIsNotProof) {
 TEST(DeliveryReportStatusTest, PossiblyOrNotPersistedIsNotProof) {
   for (int status :
        {RD_KAFKA_MSG_STATUS_POSSIBLY_PERSISTED, RD_KAFKA_MSG_STATUS_NOT_PERSISTED}) {
-    EXPECT_EQ(outbox::DeliveryReportStatus(RD_KAFKA_RESP_ERR_NO_ERROR, 42, status, "t", 0)
+    EXPECT_EQ(common::DeliveryReportStatus(RD_KAFKA_RESP_ERR_NO_ERROR, 42, status, "t", 0)
                   .code(),
               absl::StatusCode::kUnavailable)
         << status;
@@ -54,7 +54,7 @@ TEST(DeliveryReportStatusTest, ErrorsKeepTheirClass) {
         Case{RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT, absl::StatusCode::kUnavailable},
         Case{RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART, absl::StatusCode::kNotFound}}) {
     EXPECT_EQ(
-        outbox::DeliveryReportStatus(c.err, -1, RD_KAFKA_MSG_STATUS_NOT_PERSISTED, "t", 0)
+        common::DeliveryReportStatus(c.err, -1, RD_KAFKA_MSG_STATUS_NOT_PERSISTED, "t", 0)
             .code(),
         c.code)
         << rd_kafka_err2name(c.err);
@@ -64,18 +64,18 @@ TEST(DeliveryReportStatusTest, ErrorsKeepTheirClass) {
 TEST(IsRequestTimeoutLogTest, OnlyTheWarningThatSumsUpTimedOutRequests) {
   // "Timed out 1 in-flight, 0 retry-queued, ..." (LOG_WARNING) says a path went
   // silent; the per-request lines beside it are LOG_INFO, other facilities other news.
-  EXPECT_TRUE(outbox::IsRequestTimeoutLog(4, "REQTMOUT"));
-  EXPECT_TRUE(outbox::IsRequestTimeoutLog(3, "REQTMOUT"));
-  EXPECT_FALSE(outbox::IsRequestTimeoutLog(6, "REQTMOUT"));
-  EXPECT_FALSE(outbox::IsRequestTimeoutLog(4, "FAIL"));
-  EXPECT_FALSE(outbox::IsRequestTimeoutLog(4, "REQTMOUTX"));
+  EXPECT_TRUE(common::IsRequestTimeoutLog(4, "REQTMOUT"));
+  EXPECT_TRUE(common::IsRequestTimeoutLog(3, "REQTMOUT"));
+  EXPECT_FALSE(common::IsRequestTimeoutLog(6, "REQTMOUT"));
+  EXPECT_FALSE(common::IsRequestTimeoutLog(4, "FAIL"));
+  EXPECT_FALSE(common::IsRequestTimeoutLog(4, "REQTMOUTX"));
 }
 
 TEST(IsSummaryKafkaErrorTest, AllBrokersDownOnly) {
-  EXPECT_TRUE(outbox::IsSummaryKafkaError(RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN));
-  EXPECT_FALSE(outbox::IsSummaryKafkaError(RD_KAFKA_RESP_ERR__TRANSPORT));
-  EXPECT_FALSE(outbox::IsSummaryKafkaError(RD_KAFKA_RESP_ERR__TIMED_OUT));
-  EXPECT_FALSE(outbox::IsSummaryKafkaError(RD_KAFKA_RESP_ERR__AUTHENTICATION));
+  EXPECT_TRUE(common::IsSummaryKafkaError(RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN));
+  EXPECT_FALSE(common::IsSummaryKafkaError(RD_KAFKA_RESP_ERR__TRANSPORT));
+  EXPECT_FALSE(common::IsSummaryKafkaError(RD_KAFKA_RESP_ERR__TIMED_OUT));
+  EXPECT_FALSE(common::IsSummaryKafkaError(RD_KAFKA_RESP_ERR__AUTHENTICATION));
 }
 
 TEST(DefaultProducerPropertiesTest, IdempotentAllAcksOneRequestInFlightNoTimeout) {

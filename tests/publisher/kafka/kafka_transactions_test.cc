@@ -46,7 +46,7 @@ TEST(KafkaTransactionsTest, CommitCarriesTheRecordsAndTheCheckpoint) {
   ASSERT_EQ(mock->Command("topic outbox.checkpoints 1"), "ok");
   Config config;
   config.brokers = mock->bootstrap();
-  outbox::Logger log(outbox::LogFormat::kJson, outbox::LogLevel::kError);
+  common::Logger log(common::LogFormat::kJson, common::LogLevel::kError);
   auto txn = ValueOrDie(KafkaTransactions::Create(
       KafkaOptionsFrom(config), log, "outbox-publisher.test", "outbox.checkpoints"));
   ASSERT_TRUE(txn->Init(absl::Seconds(30)).ok());
@@ -89,7 +89,7 @@ TEST(KafkaTransactionsTest, NoCheckpointIsStoredBeforeEveryRecordOfItsTransactio
   ASSERT_EQ(mock->Command("topic-error outbox.event.order LEADER_NOT_AVAILABLE"), "ok");
   Config config;
   config.brokers = mock->bootstrap();
-  outbox::Logger log(outbox::LogFormat::kJson, outbox::LogLevel::kError);
+  common::Logger log(common::LogFormat::kJson, common::LogLevel::kError);
   auto txn = ValueOrDie(KafkaTransactions::Create(
       KafkaOptionsFrom(config), log, "outbox-publisher.test", "outbox.checkpoints"));
   ASSERT_TRUE(txn->Init(absl::Seconds(30)).ok());
@@ -115,7 +115,7 @@ TEST(KafkaTransactionsTest, ACommitNeverCoversARecordWithoutProofOfStorage) {
   config.brokers = mock->bootstrap();
   config.kafka_properties = {{"retry.backoff.ms", "5"},
                              {"max.in.flight.requests.per.connection", "5"}};
-  outbox::Logger log(outbox::LogFormat::kJson, outbox::LogLevel::kError);
+  common::Logger log(common::LogFormat::kJson, common::LogLevel::kError);
   std::vector<std::vector<std::string>> committed;
   int failed = 0;
   std::unique_ptr<KafkaTransactions> txn;
@@ -175,7 +175,7 @@ TEST(KafkaTransactionsTest, ACommitNeverCoversARecordWithoutProofOfStorage) {
 TEST(KafkaTransactionsTest, ABadPropertyIsInvalidArgument) {
   Config config;
   config.kafka_properties = {{"no.such.property", "1"}};
-  outbox::Logger log(outbox::LogFormat::kJson, outbox::LogLevel::kError);
+  common::Logger log(common::LogFormat::kJson, common::LogLevel::kError);
   auto txn = KafkaTransactions::Create(KafkaOptionsFrom(config), log, "t", "c");
   EXPECT_EQ(txn.status().code(), absl::StatusCode::kInvalidArgument);
 }

@@ -37,14 +37,14 @@ using testing_harness::WaitFor;
 
 constexpr char kTopic[] = "txn.characterization";
 
-using Producer = outbox::KafkaClient;
+using Producer = common::KafkaClient;
 
 Producer TransactionalProducer(const std::string& bootstrap, const std::string& id) {
-  absl::StatusOr<outbox::KafkaConf> conf = outbox::NewKafkaConf(
+  absl::StatusOr<common::KafkaConf> conf = common::NewKafkaConf(
       {{"bootstrap.servers", bootstrap}, {"transactional.id", id}}, {});
   EXPECT_TRUE(conf.ok()) << conf.status();
   if (!conf.ok()) return nullptr;
-  absl::StatusOr<outbox::KafkaClient> rk = outbox::NewKafkaClient(
+  absl::StatusOr<common::KafkaClient> rk = common::NewKafkaClient(
       RD_KAFKA_PRODUCER, *std::move(conf), {}, "a transactional producer");
   EXPECT_TRUE(rk.ok()) << rk.status();
   return rk.ok() ? *std::move(rk) : nullptr;
@@ -52,7 +52,7 @@ Producer TransactionalProducer(const std::string& bootstrap, const std::string& 
 
 // The error of a transactional call, "" when it succeeded.
 std::string Check(rd_kafka_error_t* error) {
-  outbox::KafkaError owned(error);
+  common::KafkaError owned(error);
   return owned == nullptr ? "" : rd_kafka_error_name(owned.get());
 }
 

@@ -14,13 +14,13 @@ namespace {
 class TopicHandlesTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    absl::StatusOr<outbox::KafkaClient> rk = outbox::NewKafkaClient(
-        RD_KAFKA_PRODUCER, outbox::KafkaConf(rd_kafka_conf_new()), {}, "a producer");
+    absl::StatusOr<common::KafkaClient> rk = common::NewKafkaClient(
+        RD_KAFKA_PRODUCER, common::KafkaConf(rd_kafka_conf_new()), {}, "a producer");
     ASSERT_TRUE(rk.ok()) << rk.status();
     client_ = *std::move(rk);
     rk_ = client_.get();
   }
-  outbox::KafkaClient client_;
+  common::KafkaClient client_;
   rd_kafka_t* rk_ = nullptr;
   TopicHandles handles_;  // Released before client_ (declared after it).
 };

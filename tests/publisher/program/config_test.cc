@@ -12,9 +12,9 @@ namespace {
 using ::testing::HasSubstr;
 
 // An environment of `vars` and of readable `files` (path -> text).
-outbox::Environment Env(std::map<std::string, std::string> vars = {},
+common::Environment Env(std::map<std::string, std::string> vars = {},
                         std::map<std::string, std::string> files = {}) {
-  outbox::Environment env;
+  common::Environment env;
   env.lookup = [vars](const std::string& name) -> std::optional<std::string> {
     auto it = vars.find(name);
     if (it == vars.end()) return std::nullopt;
@@ -58,8 +58,8 @@ TEST(ConfigTest, DefaultsMatchTheSpec) {
   EXPECT_EQ(c.dead_letter_topic, "outbox.dead-letter");
   EXPECT_EQ(c.status_interval, absl::Seconds(10));
   EXPECT_EQ(c.stats_interval, absl::Seconds(30));
-  EXPECT_EQ(c.log_format, outbox::LogFormat::kJson);
-  EXPECT_EQ(c.log_level, outbox::LogLevel::kInfo);
+  EXPECT_EQ(c.log_format, common::LogFormat::kJson);
+  EXPECT_EQ(c.log_level, common::LogLevel::kInfo);
   EXPECT_FALSE(c.help);
   EXPECT_FALSE(c.check);
   EXPECT_EQ(c.metrics_port, 0);
@@ -241,8 +241,8 @@ TEST(ConfigTest, EveryFlagInBothSpellings) {
   EXPECT_EQ(c->dead_letter_topic, "dlq");
   EXPECT_EQ(c->status_interval, absl::Milliseconds(500));
   EXPECT_EQ(c->stats_interval, absl::Minutes(1));
-  EXPECT_EQ(c->log_format, outbox::LogFormat::kText);
-  EXPECT_EQ(c->log_level, outbox::LogLevel::kDebug);
+  EXPECT_EQ(c->log_format, common::LogFormat::kText);
+  EXPECT_EQ(c->log_level, common::LogLevel::kDebug);
   EXPECT_THAT(c->kafka_properties,
               ::testing::ElementsAre(
                   std::pair<std::string, std::string>{"linger.ms", "5"},

@@ -38,12 +38,12 @@ class RepublisherTest : public ::testing::Test {
  protected:
   RepublisherTest()
       : sink_(clock_),
-        log_(outbox::LogFormat::kJson, outbox::LogLevel::kError),
+        log_(common::LogFormat::kJson, common::LogLevel::kError),
         relation_(*BoundRelation::Bind(test_data::SchemaOutboxRelation(), ColumnMapping{},
                                        "outbox.event.{aggregate_type}")) {}
   fakes::FakeClock clock_;
   fakes::FakeSink sink_;
-  outbox::Logger log_;
+  common::Logger log_;
   BoundRelation relation_;
 };
 

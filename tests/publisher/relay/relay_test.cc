@@ -84,7 +84,7 @@ class RelayTest : public ::testing::Test {
   std::atomic<bool> stop_{false};
   fakes::FakeWalStream stream_;
   fakes::FakeSink sink_;
-  outbox::Logger log_{outbox::LogFormat::kJson, outbox::LogLevel::kError};
+  common::Logger log_{common::LogFormat::kJson, common::LogLevel::kError};
   RelayOptions options_;
   RelayStats stats_;
   Metrics metrics_;

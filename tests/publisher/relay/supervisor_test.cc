@@ -100,7 +100,7 @@ class SupervisorTest : public ::testing::Test {
 
   // `log`: where the supervisor writes (the fixture's quiet one by default).
   // Each sleep advances the fake clock by its duration.
-  SupervisorResult Run(outbox::Logger* log = nullptr) {
+  SupervisorResult Run(common::Logger* log = nullptr) {
     SupervisorOptions options;
     options.now = [this] { return clock_.Now(); };
     Supervisor supervisor(options, sessions_, sinks_, relay_, log ? *log : log_,
@@ -116,7 +116,7 @@ class SupervisorTest : public ::testing::Test {
 
   FakeClock clock_;
   std::atomic<bool> stop_{false}, scratch_{false};
-  outbox::Logger log_{outbox::LogFormat::kJson, outbox::LogLevel::kError};
+  common::Logger log_{common::LogFormat::kJson, common::LogLevel::kError};
   FakeSessions sessions_;
   FakeSinks sinks_;
   Relay relay_;
@@ -129,14 +129,14 @@ class SupervisorTest : public ::testing::Test {
 // A logger whose lines are kept in memory.
 class CapturedLog {
  public:
-  CapturedLog() : file_(open_memstream(&buffer_, &size_)), log_(outbox::LogFormat::kJson,
-                                                               outbox::LogLevel::kInfo,
+  CapturedLog() : file_(open_memstream(&buffer_, &size_)), log_(common::LogFormat::kJson,
+                                                               common::LogLevel::kInfo,
                                                                file_) {}
   ~CapturedLog() {
     std::fclose(file_);
     std::free(buffer_);
   }
-  outbox::Logger* logger() { return &log_; }
+  common::Logger* logger() { return &log_; }
   // The lines logged so far that contain `text`.
   int Count(absl::string_view text) {
     std::fflush(file_);
@@ -150,7 +150,7 @@ class CapturedLog {
   char* buffer_ = nullptr;
   size_t size_ = 0;
   std::FILE* file_;
-  outbox::Logger log_;
+  common::Logger log_;
 };
 
 TEST_F(SupervisorTest, UnreachableAtStartIsNotRetried) {
