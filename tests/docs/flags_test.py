@@ -20,7 +20,9 @@ def main():
     usage = subprocess.run([os.path.join(build, "outbox-publisher"), "--help"],
                            capture_output=True, text=True, check=True).stdout
     flags, aliases = set(), set()
-    for name, help_text in re.findall(r"(?m)^\s+--([a-z-]+)\s+(.*)$", usage):
+    # "  --name VALUE    help", or "  --name    help" for a boolean; a long usage
+    # puts its help on the next line.
+    for name, help_text in re.findall(r"(?m)^\s+--([a-z-]+)(?: [^ \n]+)?\s+(.*)$", usage):
         (aliases if help_text.startswith("deprecated") else flags).add(name)
     if not flags:
         print("FAIL: no flags in --help", file=sys.stderr)
