@@ -90,6 +90,24 @@ std::string ShowBool(bool value);                // "true"
 std::string ShowBytes(int64_t bytes);            // "1GiB", "16MiB", "1500B"
 std::string ShowDuration(absl::Duration value);  // "10s", "168h"
 
+// A flag whose value is a positive duration (ParseFlagInterval) kept in `member`,
+// shown as ShowDuration does.
+template <typename Options>
+FlagDef<Options> IntervalFlag(const char* name, const char* group, const char* help,
+                              absl::Duration Options::*member) {
+  return {name,
+          group,
+          "DURATION",
+          help,
+          [=](Options& o, absl::string_view v) -> absl::Status {
+            absl::StatusOr<absl::Duration> d = ParseFlagInterval(name, v);
+            if (!d.ok()) return d.status();
+            o.*member = *d;
+            return absl::OkStatus();
+          },
+          [member](const Options& o) { return ShowDuration(o.*member); }};
+}
+
 // The values given for a table's flags, each with where it came from; a flag given
 // on the command line replaces its environment variable, even one whose value
 // would be refused.

@@ -11,7 +11,6 @@ namespace paid_orders {
 namespace {
 
 using Flag = common::FlagDef<Flags>;
-using common::ShowDuration;
 
 constexpr char kService[] = "The service";
 constexpr char kOperations[] = "Operations";
@@ -28,16 +27,10 @@ Flag Text(const char* name, const char* group, const char* value, const char* he
   return common::TextFlag(name, group, value, help, member, /*may_be_blank=*/true);
 }
 
+// A positive duration kept in `member`.
 Flag Duration(const char* name, const char* group, const char* help,
               absl::Duration Flags::*member) {
-  return {name,
-          group,
-          "DURATION",
-          help,
-          [name, member](Flags& f, absl::string_view v) {
-            return absl::ParseDuration(v, &(f.*member)) ? absl::OkStatus() : Bad(name, v);
-          },
-          [member](const Flags& f) { return ShowDuration(f.*member); }};
+  return common::IntervalFlag(name, group, help, member);
 }
 
 const common::FlagTable<Flags>& Table() {
@@ -66,8 +59,11 @@ const common::FlagTable<Flags>& Table() {
       {"stats-interval", kOperations, "DURATION", "deprecated: --log-stats-every",
        [](Flags& f, absl::string_view v) {
          f.warnings.push_back("--stats-interval is deprecated: it is --log-stats-every");
-         return absl::ParseDuration(v, &f.stats_interval) ? absl::OkStatus()
-                                                          : Bad("stats-interval", v);
+         absl::StatusOr<absl::Duration> d =
+             common::ParseFlagInterval("stats-interval", v);
+         if (!d.ok()) return d.status();
+         f.stats_interval = *d;
+         return absl::OkStatus();
        }},
       {"log-format", kOperations, "json|text", "log line format",
        [](Flags& f, absl::string_view v) {

@@ -15,7 +15,6 @@ namespace {
 using common::BadFlagValue;
 using common::ShowBool;
 using common::ShowBytes;
-using common::ShowDuration;
 using Flag = common::FlagDef<Config>;
 
 constexpr char kPostgres[] = "PostgreSQL and the slot";
@@ -99,15 +98,7 @@ Flag ColumnFlag(const char* name, const char* help, std::string ColumnMapping::*
 // A positive duration kept in `member`.
 Flag Interval(const char* name, const char* group, const char* help,
               absl::Duration Config::*member) {
-  return {name,
-          group,
-          "DURATION",
-          help,
-          [name, member](Config& c, absl::string_view v) -> absl::Status {
-            ASSIGN_OR_RETURN(c.*member, common::ParseFlagInterval(name, v));
-            return absl::OkStatus();
-          },
-          [member](const Config& c) { return ShowDuration(c.*member); }};
+  return common::IntervalFlag(name, group, help, member);
 }
 
 // A boolean kept in `member`.
