@@ -110,13 +110,6 @@ class BoundRelation {
 // Kafka's rule for topic names: 1-249 of [a-zA-Z0-9._-].
 bool IsValidTopicName(absl::string_view topic);
 
-// PostgreSQL's text output of timestamptz/timestamp (ISO DateStyle), e.g.
-// "2026-01-02 03:04:05.123456+00" or "...+05:30"; no offset means UTC.
-[[nodiscard]] absl::StatusOr<absl::Time> ParsePgTimestamp(absl::string_view text);
-
-// bytea's hex output ("\x0aff") to raw bytes.
-[[nodiscard]] absl::StatusOr<std::string> DecodeByteaHex(absl::string_view text);
-
 }  // namespace publisher
 
 #endif  // PUBLISHER_MAPPING_MAPPER_H_

@@ -7,6 +7,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "outbox/v1/envelope.pb.h"
+#include "publisher/mapping/pg_text.h"
 #include "tests/publisher/outbox_relation.h"
 
 namespace publisher {
