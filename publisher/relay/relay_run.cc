@@ -1,4 +1,8 @@
 // RelayRun: the read -> map -> produce -> acknowledge -> confirm loop of one session.
+// Over 450 lines on purpose: it is the hub that every spoke (the decoder, the
+// mapper, the sink, the AckTracker, the dead-letter policy, status and stats)
+// meets, and each of its steps is a short method named for what it does; split
+// across files, the loop would no longer read top to bottom in one place.
 #include "publisher/relay/relay_run.h"
 
 #include <algorithm>
