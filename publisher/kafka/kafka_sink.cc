@@ -209,19 +209,20 @@ void KafkaSink::OnDeliveryReport(rd_kafka_t*, const rd_kafka_message_t* m, void*
 
 void KafkaSink::OnLog(const rd_kafka_t* rk, int level, const char* fac, const char* buf) {
   auto* self = static_cast<KafkaSink*>(rd_kafka_opaque(rk));
-  if (ReportLibrdkafkaLog(level, fac, buf, self->logger_, self->metrics_)) {
-    self->last_error_.Report(absl::StrCat("_TIMED_OUT: ", buf), absl::Now(), false);
+  if (std::optional<std::string> cause =
+          ReportLibrdkafkaLog(level, fac, buf, self->logger_, self->metrics_)) {
+    self->last_error_.Report(*std::move(cause), absl::Now(), /*summary=*/false);
   }
 }
 
-bool ReportLibrdkafkaLog(int level, const char* facility, const char* line,
-                         common::Logger& log, Metrics* metrics) {
+std::optional<std::string> ReportLibrdkafkaLog(int level, const char* facility,
+                                               const char* line, common::Logger& log,
+                                               Metrics* metrics) {
   common::LogLibrdkafka(log, level, facility, line);
-  if (!common::IsRequestTimeoutLog(level, facility)) return false;
-  if (metrics != nullptr) {
-    metrics->ReportKafkaError(absl::StrCat("_TIMED_OUT: ", line), absl::Now());
-  }
-  return true;
+  if (!common::IsRequestTimeoutLog(level, facility)) return std::nullopt;
+  std::string cause = absl::StrCat("_TIMED_OUT: ", line);
+  if (metrics != nullptr) metrics->ReportKafkaError(cause, absl::Now());
+  return cause;
 }
 
 void ReportLibrdkafkaError(rd_kafka_t* rk, int err, const char* reason,

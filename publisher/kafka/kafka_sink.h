@@ -6,6 +6,7 @@
 #define PUBLISHER_KAFKA_KAFKA_SINK_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -37,11 +38,12 @@ void ReportLibrdkafkaError(rd_kafka_t* rk, int rd_kafka_resp_err, const char* re
                            common::Logger& log, Metrics* metrics);
 
 // Both producers' log callback: logs the line. A line that reports timed-out
-// requests (common::IsRequestTimeoutLog) is also handed to /healthz as
-// _TIMED_OUT, since librdkafka may report it nowhere else; returns whether it was
-// one.
-bool ReportLibrdkafkaLog(int level, const char* facility, const char* line,
-                         common::Logger& log, Metrics* metrics);
+// requests (common::IsRequestTimeoutLog) is also handed to /healthz, as
+// "_TIMED_OUT: <line>", since librdkafka may report it nowhere else; returns that
+// cause, or nullopt for any other line.
+std::optional<std::string> ReportLibrdkafkaLog(int level, const char* facility,
+                                               const char* line, common::Logger& log,
+                                               Metrics* metrics);
 
 // Queues `record` on `rk` (its topic's handle from `topics`) with `opaque` for its
 // delivery report. OK, or kResourceExhausted when the local queue is full, or

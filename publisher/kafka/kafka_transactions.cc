@@ -22,7 +22,7 @@ int Ms(absl::Duration d) {
 void KafkaTransactions::OnLog(const rd_kafka_t* rk, int level, const char* fac,
                               const char* buf) {
   auto* self = static_cast<KafkaTransactions*>(rd_kafka_opaque(rk));
-  if (ReportLibrdkafkaLog(level, fac, buf, self->log_, self->metrics_)) {
+  if (ReportLibrdkafkaLog(level, fac, buf, self->log_, self->metrics_).has_value()) {
     self->request_timed_out_ = true;
   }
 }
