@@ -600,11 +600,13 @@ int Main(int argc, char** argv) {
                         publisher_args, o.shards);
   publishers.EnsurePrimary();
   // Every shard's slot streams before the writer starts: a shard's slot only sees
-  // what is written after it exists.
+  // what commits after its consistent point, which its creation sets last
+  // (confirmed_flush_lsn stays NULL while the slot waits for running transactions).
   if (!WaitFor(
           [&] {
-            return Must(servers.primary().Exec("SELECT 1 FROM pg_replication_slots "
-                                               "WHERE active AND slot_type = 'logical'"),
+            return Must(servers.primary().Exec(
+                            "SELECT 1 FROM pg_replication_slots WHERE active AND "
+                            "slot_type = 'logical' AND confirmed_flush_lsn IS NOT NULL"),
                         "slot")
                        .size() >= static_cast<size_t>(o.shards);
           },

@@ -103,10 +103,14 @@ class DebeziumCompatTest : public PublisherTest {
     return ValueOrDie(DebeziumConnect::Start(o));
   }
 
-  bool SlotExists(const std::string& slot) {
+  // A slot appears in pg_replication_slots as soon as its creation starts, and
+  // creation then waits for the transactions already running (here, the other
+  // connector's). A transaction committed before the slot's consistent point is
+  // never decoded through it: the slot is ready once confirmed_flush_lsn is set.
+  bool SlotConsistent(const std::string& slot) {
     absl::StatusOr<std::string> n = sql_->Value(absl::StrCat(
         "SELECT count(*)::text FROM pg_replication_slots WHERE slot_name = '", slot,
-        "'"));
+        "' AND confirmed_flush_lsn IS NOT NULL"));
     return n.ok() && *n == "1";
   }
 
@@ -131,9 +135,9 @@ TEST_F(DebeziumCompatTest, PayloadFormatMatchesDebeziumsOutboxRouterRecordByReco
   auto bytes = StartDebezium("dbz_bytes_slot", "dbz_bytes_pub", "public.dbz_bytea",
                              "io.debezium.converters.BinaryDataConverter");
   // The connectors create their slots as they start: the rows must come after.
-  ASSERT_TRUE(
-      WaitFor([&] { return SlotExists("dbz_text_slot") && SlotExists("dbz_bytes_slot"); },
-              absl::Minutes(3)))
+  ASSERT_TRUE(WaitFor(
+      [&] { return SlotConsistent("dbz_text_slot") && SlotConsistent("dbz_bytes_slot"); },
+      absl::Minutes(3)))
       << text->LogTail() << "\n"
       << bytes->LogTail();
   ASSERT_TRUE(sql_->Exec(kRows).ok());
