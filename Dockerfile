@@ -27,6 +27,7 @@ COPY common common
 COPY proto proto
 COPY publisher publisher
 COPY consumer consumer
+COPY examples/paid_orders examples/paid_orders
 # The same install rules as the Debian package (CMakeLists.txt, "install rules"),
 # their runtime component alone: no systemd unit in an image. Configuring builds
 # the pinned librdkafka first (about a minute and a half).

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The benchmark: builds (Release), then runs every contender on the same backlogs in
-# one PostgreSQL cluster per workload (tests/bench/bench.cc says how), then the
-# publisher beside Debezium on a real Apache Kafka broker (tests/bench/versus.cc),
+# one PostgreSQL cluster per workload (tools/bench/bench.cc says how), then the
+# publisher beside Debezium on a real Apache Kafka broker (tools/bench/versus.cc),
 # then the micro-benchmarks of the decoder and the mapper, and prints the tables.
 # The same figures, with the machine, go to docs/benchmarks.md.
 #   scripts/bench.sh [--quick] [-- extra outbox-publisher flags]
@@ -38,7 +38,7 @@ if [ "$quick" = false ]; then
     echo "librdkafka $("$build/outbox-publisher" --version | sed -n 's/.*(librdkafka \([^,]*\),.*/\1/p'), publisher, PostgreSQL and"
     echo "mock-kafka all on this one machine. Reproduce with \`scripts/bench.sh\`."
     echo
-    echo "How it is measured is in \`tests/bench/bench.cc\`: each contender reads the"
+    echo "How it is measured is in \`tools/bench/bench.cc\`: each contender reads the"
     echo "same backlog from its own slot; *limit* is a raw libpq client that discards"
     echo "CopyData (the faster of blocking and napping when dry); the publisher is"
     echo "timed from its start until its slot is confirmed to the backlog's end, so"
@@ -73,8 +73,8 @@ if [ "$quick" = false ]; then
     echo "own start scripts: 1 GiB, G1), the publisher at its defaults and"
     echo "Debezium 3.6.1 (Kafka Connect 4.1.1 standalone, PostgreSQL connector with"
     echo "pgoutput, Outbox Event Router), each from its own slot, one after the"
-    echo "other (\`tests/bench/versus.cc\`). Debezium's settings, as its documentation"
-    echo "advises for throughput, are in \`tests/bench/debezium.sh\`: max.batch.size"
+    echo "other (\`tools/bench/versus.cc\`). Debezium's settings, as its documentation"
+    echo "advises for throughput, are in \`tools/bench/debezium.sh\`: max.batch.size"
     echo "8192, max.queue.size 32768, poll.interval.ms 5, the Connect producer with"
     echo "acks=all, idempotence and linger.ms 2 (the publisher's), offsets flushed"
     echo "every second (the default, 60 s, would hold its slot back for a minute),"

@@ -2,7 +2,9 @@
 # The include rule (docs/design.md, "Where the code lives"), kept by the build instead of by memory:
 #   - a pure file includes no outside library's shell header (librdkafka, libpq,
 #     httplib) and no header of a shell of ours;
-#   - every folder includes only from the folders below it.
+#   - every folder includes only from the folders below it;
+#   - the product (cdc, common, publisher, consumer) and the example service
+#     include nothing of tools/ or tests/; tools/ includes nothing of tests/.
 # Fails naming each offending line. scripts/test.sh runs it before building.
 #   scripts/check-layers.sh [ROOT]   (default: this checkout)
 set -euo pipefail
@@ -13,7 +15,7 @@ cd "$root"
 library_shells='<librdkafka/|<libpq-fe\.h>|<libpq/|<httplib\.h>|"httplib\.h"'
 
 # Our shells: the folders named for the library they wrap (and the program).
-shell_folders='common/(postgres|kafka|http)/|cdc/postgres/|publisher/(kafka|postgres|program)/|consumer/(kafka|postgres|example)/'
+shell_folders='common/(postgres|kafka|http)/|cdc/postgres/|publisher/(kafka|postgres|program)/|consumer/(kafka|postgres)/|examples/'
 
 # folder -> what its files may include of ours, as a regex over
 # the include path. Order: from the ground floor up.
@@ -36,9 +38,13 @@ declare -A allowed=(
   [publisher/postgres]='cdc/|common/([a-z_]+\.h|postgres/)|outbox/|publisher/(mapping|operations|delivery|relay|recovery|postgres)/'
   [consumer/kafka]='common/([a-z_]+\.h|kafka/)|outbox/|consumer/((failures|kafka)/)?[a-z_]+\.h'
   [consumer/postgres]='common/([a-z_]+\.h|postgres/)|outbox/|consumer/((failures|postgres)/)?[a-z_]+\.h'
-  [consumer/example]='common/|outbox/|consumer/'
-  # The program wires everything.
+  # The programs wire everything below them.
   [publisher/program]='cdc/|common/|outbox/|publisher/'
+  [examples/paid_orders]='common/|outbox/|consumer/|examples/paid_orders/'
+  # The tools (harness, fault suite, benchmarks) use the product, never the tests.
+  [tools/harness]='cdc/|common/|outbox/|publisher/|consumer/|tools/harness/'
+  [tools/chaos]='cdc/|common/|outbox/|publisher/|consumer/|tools/(harness|chaos)/'
+  [tools/bench]='cdc/|common/|outbox/|publisher/|consumer/|tools/(harness|bench)/'
 )
 declare -A pure=([cdc]=1 [common]=1 [publisher/mapping]=1 [publisher/operations]=1
                  [publisher/delivery]=1 [publisher/relay]=1 [publisher/recovery]=1 [consumer]=1
@@ -46,7 +52,7 @@ declare -A pure=([cdc]=1 [common]=1 [publisher/mapping]=1 [publisher/operations]
 
 failed=0
 # Every folder of sources has its place in the rule.
-for dir in $(find cdc common publisher consumer -name '*.h' -o -name '*.cc' |
+for dir in $(find cdc common publisher consumer examples tools -name '*.h' -o -name '*.cc' |
                xargs -n1 dirname | sort -u); do
   if [ -z "${allowed[$dir]:-}" ]; then
     echo "$dir: a folder of sources with no place in the include rule: add it to $0" >&2

@@ -9,7 +9,7 @@
 # Everything it started is stopped and deleted on exit.
 #   scripts/demo.sh          mock-kafka: quick, nothing to fetch
 #   scripts/demo.sh --kafka  a real Apache Kafka broker (KRaft), its jars fetched from
-#                            Maven Central once and cached (tests/harness/kafka_cluster.sh)
+#                            Maven Central once and cached (tools/harness/kafka_cluster.sh)
 set -euo pipefail
 real_kafka=0
 case "${1:-}" in
@@ -34,22 +34,22 @@ cleanup() {
   [ -n "$publisher_pid" ] && kill "$publisher_pid" 2>/dev/null && wait "$publisher_pid" 2>/dev/null
   [ -n "$consumer_pid" ] && kill "$consumer_pid" 2>/dev/null && wait "$consumer_pid" 2>/dev/null
   [ -n "${mock_pid:-}" ] && kill "$mock_pid" 2>/dev/null
-  [ -n "${PG_CLUSTER_DIR:-}" ] && "$root/tests/harness/pg_cluster.sh" stop "$PG_CLUSTER_DIR"
-  [ -n "${KAFKA_CLUSTER_DIR:-}" ] && "$root/tests/harness/kafka_cluster.sh" stop "$KAFKA_CLUSTER_DIR"
+  [ -n "${PG_CLUSTER_DIR:-}" ] && "$root/tools/harness/pg_cluster.sh" stop "$PG_CLUSTER_DIR"
+  [ -n "${KAFKA_CLUSTER_DIR:-}" ] && "$root/tools/harness/kafka_cluster.sh" stop "$KAFKA_CLUSTER_DIR"
   rm -rf "$work"
 }
 trap cleanup EXIT
 
 say "Starting a throwaway PostgreSQL 15 and a local Kafka-protocol broker"
-out=$("$root/tests/harness/pg_cluster.sh" start --owner $$)
+out=$("$root/tools/harness/pg_cluster.sh" start --owner $$)
 set -a; eval "$out"; set +a
 echo "PostgreSQL on 127.0.0.1:$PGPORT (data in $PG_CLUSTER_DIR)"
 if [ $real_kafka = 1 ]; then
   echo "Starting Apache Kafka (KRaft, one node; the first run fetches its jars with Maven)"
-  out=$("$root/tests/harness/kafka_cluster.sh" start --owner $$ --brokers 1)
+  out=$("$root/tools/harness/kafka_cluster.sh" start --owner $$ --brokers 1)
   eval "$out"
   brokers=$KAFKA_BOOTSTRAP
-  "$root/tests/harness/kafka_cluster.sh" topic "$KAFKA_CLUSTER_DIR" outbox.event.order 3 1
+  "$root/tools/harness/kafka_cluster.sh" topic "$KAFKA_CLUSTER_DIR" outbox.event.order 3 1
   echo "Apache Kafka broker at $brokers (data in $KAFKA_CLUSTER_DIR)"
 else
   mkfifo "$work/mock.in"
@@ -70,7 +70,7 @@ pg="host=127.0.0.1 port=$PGPORT user=postgres dbname=postgres"
 say "Pre-flight check (outbox-publisher --check): reads both sides, creates nothing"
 "$build/outbox-publisher" --check --pg "$pg" --brokers "$brokers" | sed 's/^/  /'
 
-metrics_port=$("$root/tests/harness/pg_cluster.sh" free-port)
+metrics_port=$("$root/tools/harness/pg_cluster.sh" free-port)
 say "Running outbox-publisher (metrics on 127.0.0.1:$metrics_port)"
 "$build/outbox-publisher" --pg "$pg" \
   --brokers "$brokers" --log-format text --status-interval 1s --log-stats-every 5s \
@@ -143,7 +143,7 @@ done
 psql -c "SELECT slot_name, plugin, confirmed_flush_lsn, pg_current_wal_lsn() FROM pg_replication_slots"
 
 say "The consumer half: outbox-paid-orders applies OrderPaid events once each"
-# consumer/example: each event's effect and its id in processed_messages, in one
+# examples/paid_orders: each event's effect and its id in processed_messages, in one
 # PostgreSQL transaction; the Kafka offset is committed after that.
 consume() {  # GROUP: runs the example service until it has read all 5 events.
   "$build/outbox-paid-orders" --pg "$pg" --brokers "$brokers" --group "$1" \

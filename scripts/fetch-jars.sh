@@ -2,7 +2,7 @@
 # Resolves a pinned pom.xml's runtime dependencies with Maven (from Maven Central)
 # into a cache outside the build tree, once, and prints the folder of jars.
 #
-#   scripts/fetch-jars.sh POM     e.g. tests/harness/kafka/pom.xml
+#   scripts/fetch-jars.sh POM     e.g. tools/harness/kafka/pom.xml
 #
 # The cache is $OUTBOX_CACHE_DIR (default ~/.cache/outbox-publisher), one folder per
 # pom, named by the pom's hash: editing a pom (a version bump) fetches anew, and

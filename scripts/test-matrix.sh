@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The integration tests on each supported PostgreSQL release: every test labelled
 # `integration` runs with PG_VERSION set, so each throwaway cluster is of that
-# release (tests/harness/pg_cluster.sh; releases other than Debian's 15 are pinned
+# release (tools/harness/pg_cluster.sh; releases other than Debian's 15 are pinned
 # prebuilt servers that scripts/fetch-postgres.sh fetches once). The failover tests
 # pin their own releases (16, 17, 18) and run in the main pass only, and so do the
 # tests whose subject is the broker side alone (PostgreSQL is only their backdrop).

@@ -10,14 +10,14 @@
 #include "cdc/postgres/replication_stream.h"
 #include "gtest/gtest.h"
 #include "tests/cdc/catch_up.h"
-#include "tests/harness/pg_cluster.h"
-#include "tests/harness/test_util.h"
+#include "tests/test_util.h"
+#include "tools/harness/pg_cluster.h"
 
 namespace cdc {
 namespace {
 
-using testing_harness::PgCluster;
-using testing_harness::ValueOrDie;
+using harness::PgCluster;
+using test_util::ValueOrDie;
 
 // A "VmXXX:  1234 kB" field of /proc/self/status, in bytes.
 int64_t ProcStatusBytes(absl::string_view field) {

@@ -14,16 +14,16 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/cdc/catch_up.h"
-#include "tests/harness/pg_cluster.h"
-#include "tests/harness/test_util.h"
+#include "tests/test_util.h"
+#include "tools/harness/pg_cluster.h"
 
 namespace cdc {
 namespace {
 
+using harness::PgCluster;
+using harness::PgSession;
+using test_util::ValueOrDie;
 using ::testing::ElementsAreArray;
-using testing_harness::PgCluster;
-using testing_harness::PgSession;
-using testing_harness::ValueOrDie;
 
 // A compact, exact rendering of a tuple: text values as-is (long ones by length),
 // NULL, unchanged TOAST.

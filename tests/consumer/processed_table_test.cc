@@ -11,15 +11,15 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/consumer/fakes.h"
-#include "tests/harness/pg_cluster.h"
-#include "tests/harness/processes.h"
-#include "tests/harness/test_util.h"
+#include "tests/test_util.h"
+#include "tools/harness/pg_cluster.h"
+#include "tools/harness/processes.h"
 
 namespace consumer {
 namespace {
 
-using testing_harness::PgCluster;
-using testing_harness::ValueOrDie;
+using harness::PgCluster;
+using test_util::ValueOrDie;
 
 class ProcessedTableTest : public ::testing::Test {
  protected:
@@ -105,7 +105,7 @@ TEST_F(ProcessedTableTest, TwoConsumersRacingOnOneIdApplyItOnce) {
           second = ApplyOnce(*other, table_, Event{e, r}, &Effect);
         });
         // The racer's claim blocks on this transaction's row lock until it commits.
-        EXPECT_TRUE(testing_harness::WaitFor(
+        EXPECT_TRUE(harness::WaitFor(
             [&] { return Count("SELECT count(*) FROM pg_locks WHERE NOT granted") > 0; },
             absl::Seconds(30)));
         return Effect(ev, tx);

@@ -4,7 +4,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "publisher/mapping/mapper.h"
-#include "tests/publisher/outbox_relation.h"
+#include "tools/harness/schema_outbox_relation.h"
 
 namespace consumer {
 namespace {
@@ -16,7 +16,7 @@ Value T(std::string s) { return {Value::Kind::kText, std::move(s)}; }
 
 InboundRecord Published(ValueFormat format, uint32_t payload_type, Value payload) {
   absl::StatusOr<publisher::BoundRelation> bound = publisher::BoundRelation::Bind(
-      publisher::test_data::SchemaOutboxRelation(payload_type),
+      harness::SchemaOutboxRelation(payload_type),
       publisher::ColumnMapping{}, "outbox.event.{aggregate_type}", format);
   EXPECT_TRUE(bound.ok()) << bound.status();
   cdc::pgoutput::Tuple row = {T("0b7e1a50-3c5d-4f0e-9a55-5d1f2b9d8e01"),

@@ -8,7 +8,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:?usage: dashboard_test.sh BUILD_DIR}" && pwd)
-harness=$root/tests/harness
+harness=$root/tools/harness
 work=$(mktemp -d)
 pids=()
 cleanup() {

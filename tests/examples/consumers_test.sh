@@ -20,9 +20,9 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/outbox-examples.XXXXXX")
 publisher=""
 cleanup() {
   [ -n "$publisher" ] && kill -9 "$publisher" 2>/dev/null || true
-  [ -n "${PG_CLUSTER_DIR:-}" ] && "$root/tests/harness/pg_cluster.sh" stop "$PG_CLUSTER_DIR" || true
+  [ -n "${PG_CLUSTER_DIR:-}" ] && "$root/tools/harness/pg_cluster.sh" stop "$PG_CLUSTER_DIR" || true
   [ -n "${KAFKA_CLUSTER_DIR:-}" ] &&
-    "$root/tests/harness/kafka_cluster.sh" stop "$KAFKA_CLUSTER_DIR" || true
+    "$root/tools/harness/kafka_cluster.sh" stop "$KAFKA_CLUSTER_DIR" || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -38,11 +38,11 @@ wait_for() {
 }
 
 set -a
-eval "$("$root/tests/harness/pg_cluster.sh" start --owner $$)"
-eval "$("$root/tests/harness/kafka_cluster.sh" start --owner $$ --brokers 1)"
+eval "$("$root/tools/harness/pg_cluster.sh" start --owner $$)"
+eval "$("$root/tools/harness/kafka_cluster.sh" start --owner $$ --brokers 1)"
 set +a
 psql -q -v ON_ERROR_STOP=1 -f "$root/scripts/schema.sql" >/dev/null
-"$root/tests/harness/kafka_cluster.sh" topic "$KAFKA_CLUSTER_DIR" outbox.event.order 3 1 >/dev/null
+"$root/tools/harness/kafka_cluster.sh" topic "$KAFKA_CLUSTER_DIR" outbox.event.order 3 1 >/dev/null
 
 conninfo="host=$PGHOST port=$PGPORT user=$PGUSER dbname=$PGDATABASE"
 "$build/outbox-publisher" --pg "$conninfo" --brokers "$KAFKA_BOOTSTRAP" \

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/check-layers.sh passes on this tree and fails on each kind of breach,
 # planted in a copy: a pure file including a library's shell header, a pure file
-# including a shell of ours, and a folder including from a folder above it. Then
+# including a shell of ours, a folder including from a folder above it, the product
+# including the tools or the tests, and a new folder with no place in the rule. Then
 # the build's side of the rule: configuring fails when a pure library is made to
 # link librdkafka (outbox_pure_library in CMakeLists.txt).
 set -euo pipefail
@@ -14,7 +15,8 @@ trap 'rm -rf "$work"' EXIT
 
 fresh() {  # A copy of the tree in $work/tree.
   rm -rf "$work/tree" && mkdir "$work/tree"
-  cp -r "$root"/{cdc,common,publisher,consumer,proto,packaging} "$root"/CMakeLists.txt \
+  cp -r "$root"/{cdc,common,publisher,consumer,examples,proto,packaging,tools} \
+    "$root"/CMakeLists.txt \
     "$work/tree"/
   # Configuring builds (or finds cached) the pinned librdkafka.
   mkdir "$work/tree/scripts" && cp "$root/scripts/fetch-librdkafka.sh" "$work/tree/scripts/"
@@ -40,6 +42,15 @@ plant cdc/pgoutput.cc '#include "common/postgres/sql_connection.h"'
 # Delivery is below mapping, and operations above the relay.
 plant publisher/delivery/sink.h '#include "publisher/mapping/mapper.h"'
 plant publisher/relay/relay.cc '#include "publisher/operations/metrics.h"'
+# The product and the examples never use the tools or the tests; the tools never
+# use the tests; the harness is below the fault suite and the benchmarks.
+plant publisher/relay/relay.cc '#include "tools/harness/pg_cluster.h"'
+plant cdc/pgoutput.h '#include "tests/test_util.h"'
+plant consumer/handler.h '#include "examples/paid_orders/paid_orders.h"'
+plant examples/paid_orders/main.cc '#include "tools/harness/processes.h"'
+plant tools/chaos/verifier.cc '#include "tests/test_util.h"'
+plant tools/harness/shell.cc '#include "tools/chaos/audit.h"'
+plant tools/bench/support.h '#include "tools/chaos/verifier.h"'
 # A new folder of sources must be given its place in the rule.
 fresh
 mkdir -p "$work/tree/publisher/newpart" && echo '// x' >"$work/tree/publisher/newpart/x.h"
@@ -49,6 +60,14 @@ if "$check" "$work/tree" 2>"$work/err"; then
 fi
 grep -q "^publisher/newpart: a folder of sources with no place" "$work/err" ||
   { echo "FAIL: the new folder not named" >&2; cat "$work/err" >&2; exit 1; }
+fresh
+mkdir -p "$work/tree/tools/newtool" && echo '// x' >"$work/tree/tools/newtool/x.cc"
+if "$check" "$work/tree" 2>"$work/err"; then
+  echo "FAIL: a tools folder with no place in the rule passed" >&2
+  exit 1
+fi
+grep -q "^tools/newtool: a folder of sources with no place" "$work/err" ||
+  { echo "FAIL: the new tools folder not named" >&2; cat "$work/err" >&2; exit 1; }
 
 # The build: a pure library that links librdkafka does not configure.
 fresh

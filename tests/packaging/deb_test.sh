@@ -14,7 +14,7 @@ installed=""
 cleanup() {
   [ -n "$installed" ] && dpkg --purge outbox-publisher >/dev/null 2>&1 || true
   [ -n "$mock" ] && kill "$mock" 2>/dev/null || true
-  [ -n "${PG_CLUSTER_DIR:-}" ] && "$root/tests/harness/pg_cluster.sh" stop "$PG_CLUSTER_DIR" || true
+  [ -n "${PG_CLUSTER_DIR:-}" ] && "$root/tools/harness/pg_cluster.sh" stop "$PG_CLUSTER_DIR" || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -81,7 +81,7 @@ done
 # --check from the installed path, as the service runs: its user, its environment
 # file (pointed at the test's servers), its Kafka properties file.
 set -a
-eval "$("$root/tests/harness/pg_cluster.sh" start --owner $$)"
+eval "$("$root/tools/harness/pg_cluster.sh" start --owner $$)"
 set +a
 psql -q -v ON_ERROR_STOP=1 -f /usr/share/outbox-publisher/schema.sql >/dev/null
 coproc MOCK { "$build/mock-kafka"; }

@@ -13,21 +13,21 @@
 #include "absl/strings/str_cat.h"
 #include "cdc/lsn.h"
 #include "gtest/gtest.h"
-#include "tests/harness/pg_cluster.h"
-#include "tests/harness/processes.h"
-#include "tests/harness/test_util.h"
+#include "tests/test_util.h"
+#include "tools/harness/pg_cluster.h"
+#include "tools/harness/processes.h"
 
 namespace publisher {
 
 using cdc::Lsn;
-using testing_harness::ConsumedRecord;
-using testing_harness::Consumer;
-using testing_harness::MockKafka;
-using testing_harness::PgCluster;
-using testing_harness::PgSession;
-using testing_harness::Process;
-using testing_harness::ValueOrDie;
-using testing_harness::WaitFor;
+using harness::ConsumedRecord;
+using harness::Consumer;
+using harness::MockKafka;
+using harness::PgCluster;
+using harness::PgSession;
+using harness::Process;
+using harness::WaitFor;
+using test_util::ValueOrDie;
 
 inline constexpr char kSchema[] = R"sql(
   CREATE TABLE outbox (
@@ -113,7 +113,7 @@ class PublisherTest : public ::testing::Test {
 
   // The publisher's command line in these tests, with `extra` flags at the end.
   std::vector<std::string> PublisherArgv(const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> argv = {testing_harness::BuildPath("outbox-publisher"),
+    std::vector<std::string> argv = {harness::BuildPath("outbox-publisher"),
                                      "--pg",
                                      cluster_->conninfo(),
                                      "--brokers",

@@ -9,7 +9,7 @@
 #include "cdc/framing.h"
 #include "cdc/pgoutput.h"
 #include "cdc/pgoutput_encoder.h"
-#include "tests/publisher/outbox_relation.h"
+#include "tools/harness/schema_outbox_relation.h"
 
 namespace publisher::wal_script {
 
@@ -26,7 +26,7 @@ inline std::string W(const pg::PgOutputMessage& m, Lsn data_start = Lsn()) {
 // The outbox table's Relation message without its optional columns (headers,
 // created_at), with `extra` text columns at the end.
 inline std::string OutboxRelation(const std::vector<std::string>& extra = {}) {
-  pg::Relation r = test_data::SchemaOutboxRelation();
+  pg::Relation r = harness::SchemaOutboxRelation();
   r.columns.resize(5);
   for (const std::string& name : extra) r.columns.push_back({0, name, 25, -1});
   return W(r);

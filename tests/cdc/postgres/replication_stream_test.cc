@@ -3,32 +3,31 @@
 // decoded stream of a script of transactions, compared exactly.
 #include "cdc/postgres/replication_stream.h"
 
-#include "cdc/catalog_facts.h"
-
 #include <string>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "cdc/catalog_facts.h"
 #include "cdc/postgres/catalog.h"
 #include "cdc/relation_cache.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/cdc/catch_up.h"
-#include "tests/harness/pg_cluster.h"
-#include "tests/harness/processes.h"
-#include "tests/harness/test_util.h"
+#include "tests/test_util.h"
+#include "tools/harness/pg_cluster.h"
+#include "tools/harness/processes.h"
 
 namespace cdc {
 namespace {
 
+using harness::PgCluster;
+using harness::PgSession;
+using harness::WaitFor;
+using test_util::ValueOrDie;
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
-using testing_harness::PgCluster;
-using testing_harness::PgSession;
-using testing_harness::ValueOrDie;
-using testing_harness::WaitFor;
 
 constexpr char kOutboxTable[] = R"sql(
   CREATE TABLE outbox (

@@ -16,19 +16,19 @@
 #include "absl/strings/str_cat.h"
 #include "common/kafka/handles.h"
 #include "gmock/gmock.h"
-#include "tests/harness/kafka_cluster.h"
 #include "tests/publisher/publisher_fixture.h"
+#include "tools/harness/kafka_cluster.h"
 
 namespace consumer {
 namespace {
 
+using harness::KafkaCluster;
+using harness::Process;
+using harness::WaitFor;
 using publisher::DistinctIds;
 using publisher::Header;
 using publisher::PublisherTest;
-using testing_harness::KafkaCluster;
-using testing_harness::Process;
-using testing_harness::ValueOrDie;
-using testing_harness::WaitFor;
+using test_util::ValueOrDie;
 
 KafkaCluster* cluster = nullptr;  // Shared by every test (its JVM starts slowly).
 
@@ -89,7 +89,7 @@ class ConsumerKafkaTest : public PublisherTest {
   // Starts (or restarts) consumer `name` of the example service.
   void StartConsumer(const std::string& name, std::vector<std::string> extra = {},
                      const std::string& pg_options = "") {
-    std::vector<std::string> argv = {testing_harness::BuildPath("outbox-paid-orders"),
+    std::vector<std::string> argv = {harness::BuildPath("outbox-paid-orders"),
                                      "--pg",
                                      cluster_->conninfo() + pg_options,
                                      "--brokers",
@@ -128,7 +128,7 @@ class ConsumerKafkaTest : public PublisherTest {
   // Commits `transactions` transactions of 1 to 5 OrderPaid events over kOrders
   // orders; "n" numbers each order's events in commit order. Every tenth is
   // followed by a rolled-back copy.
-  void Write(int transactions, testing_harness::PgSession* session = nullptr) {
+  void Write(int transactions, harness::PgSession* session = nullptr) {
     if (session == nullptr) session = sql_.get();
     for (int t = 0; t < transactions; ++t) {
       std::string values;
@@ -170,7 +170,7 @@ class ConsumerKafkaTest : public PublisherTest {
     }
 
    private:
-    std::unique_ptr<testing_harness::PgSession> session_;
+    std::unique_ptr<harness::PgSession> session_;
     std::atomic<bool> stop_{false};
     std::thread thread_;
   };
@@ -377,7 +377,7 @@ TEST_F(ConsumerKafkaTest, APoisonEventIsDeadLetteredAndTheRestFlow) {
   Write(20);
   int64_t good = Committed() - 1;
   ASSERT_TRUE(WaitFor([&] { return Applied() >= good; }, absl::Seconds(120)));
-  auto dlq = ValueOrDie(testing_harness::Consumer::Start(brokers_, {DeadLetterTopic()}));
+  auto dlq = ValueOrDie(harness::Consumer::Start(brokers_, {DeadLetterTopic()}));
   ASSERT_TRUE(WaitFor([&] { return dlq->Count() >= 1; }, absl::Seconds(60)));
   auto dead = dlq->Records();
   ASSERT_EQ(dead.size(), 1u);

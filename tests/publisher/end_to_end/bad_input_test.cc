@@ -25,7 +25,7 @@ class BadInputTest : public PublisherTest {
   // error line was logged, containing `message`. Returns the log.
   std::string ExpectExit(std::vector<std::string> args, int code,
                          const std::string& message, const std::string& conninfo = "") {
-    std::vector<std::string> argv = {testing_harness::BuildPath("outbox-publisher"),
+    std::vector<std::string> argv = {harness::BuildPath("outbox-publisher"),
                                      "--pg",
                                      conninfo.empty() ? cluster_->conninfo() : conninfo,
                                      "--brokers",

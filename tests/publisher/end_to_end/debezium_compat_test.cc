@@ -17,15 +17,15 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/harness/debezium_connect.h"
-#include "tests/harness/kafka_cluster.h"
 #include "tests/publisher/publisher_fixture.h"
+#include "tools/harness/debezium_connect.h"
+#include "tools/harness/kafka_cluster.h"
 
 namespace publisher {
 namespace {
 
-using testing_harness::DebeziumConnect;
-using testing_harness::KafkaCluster;
+using harness::DebeziumConnect;
+using harness::KafkaCluster;
 
 constexpr char kTables[] = R"sql(
   CREATE TABLE dbz_jsonb (

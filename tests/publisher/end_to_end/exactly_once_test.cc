@@ -30,7 +30,6 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-
 class ExactlyOnceTest : public PublisherTest {
  protected:
   void SetUp() override {
@@ -85,7 +84,7 @@ class ExactlyOnceTest : public PublisherTest {
   // Writes `value` to the checkpoint topic under the default transactional id.
   void ProduceCheckpoint(const std::string& value) {
     ASSERT_TRUE(
-        testing_harness::ProduceAll(mock_->bootstrap(), "outbox.checkpoints",
+        harness::ProduceAll(mock_->bootstrap(), "outbox.checkpoints",
                                     {{"outbox-publisher.outbox_publisher", value}})
             .ok());
   }

@@ -116,7 +116,7 @@ class FailoverFixture : public ::testing::Test {
   }
 
   std::vector<std::string> Argv(const std::vector<std::string>& extra) {
-    std::vector<std::string> argv = {testing_harness::BuildPath("outbox-publisher"),
+    std::vector<std::string> argv = {harness::BuildPath("outbox-publisher"),
                                      "--pg", conninfo_, "--brokers", mock_->bootstrap(),
                                      "--status-interval", "500ms", "-X",
                                      "reconnect.backoff.max.ms=500"};
@@ -236,7 +236,7 @@ TEST_P(FailoverSlotTest, APromotedStandbyCarriesTheSlotAndNothingIsLost) {
   // --check from outside agrees.
   {
     auto check = ValueOrDie(Process::Start(
-        {testing_harness::BuildPath("outbox-publisher"), "--check", "--pg", conninfo_,
+        {harness::BuildPath("outbox-publisher"), "--check", "--pg", conninfo_,
          "--brokers", mock_->bootstrap()},
         absl::StrCat(primary_->dir(), "/check.log")));
     EXPECT_EQ(check->Wait(absl::Seconds(60)), 0) << check->Log();
@@ -357,7 +357,7 @@ TEST_F(FailoverFixture, AnInvalidatedSlotIsReportedAndRecoveredFromTheTable) {
   EXPECT_THAT(stopped->Log(), HasSubstr("wal_status = lost"));
   EXPECT_THAT(stopped->Log(), HasSubstr("--on-slot-gap=republish"));
   auto check = ValueOrDie(Process::Start(
-      {testing_harness::BuildPath("outbox-publisher"), "--check", "--pg", conninfo_,
+      {harness::BuildPath("outbox-publisher"), "--check", "--pg", conninfo_,
        "--brokers", mock_->bootstrap()},
       absl::StrCat(primary_->dir(), "/check.log")));
   EXPECT_EQ(check->Wait(absl::Seconds(60)), 2) << check->Log();

@@ -12,15 +12,15 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/harness/http_get.h"
 #include "tests/publisher/publisher_fixture.h"
+#include "tools/harness/http_get.h"
 
 namespace publisher {
 namespace {
 
+using harness::HttpGet;
 using ::testing::HasSubstr;
 using ::testing::Not;
-using testing_harness::HttpGet;
 
 constexpr char kRow[] =
     "INSERT INTO outbox (aggregate_type, aggregate_id, event_type, payload) "
@@ -35,7 +35,7 @@ class OperationsTest : public PublisherTest {
 
   // Runs --check with the fixture's servers (or `conninfo`) and `args`.
   CheckRun Check(std::vector<std::string> args, const std::string& conninfo = "") {
-    std::vector<std::string> argv = {testing_harness::BuildPath("outbox-publisher"),
+    std::vector<std::string> argv = {harness::BuildPath("outbox-publisher"),
                                      "--check",
                                      "--pg",
                                      conninfo.empty() ? cluster_->conninfo() : conninfo,
@@ -194,7 +194,7 @@ TEST_F(OperationsTest, CheckFailsKafkaProblems) {
               HasSubstr("outbox.dead-letter does not exist"));
 
   std::vector<std::string> args = {
-      "--brokers", absl::StrCat("127.0.0.1:", testing_harness::FreeTcpPort())};
+      "--brokers", absl::StrCat("127.0.0.1:", harness::FreeTcpPort())};
   CheckRun down = Check(args);
   EXPECT_EQ(down.exit_code, 2) << down.output;
   EXPECT_THAT(LineAbout(down.output, "Kafka brokers"),
@@ -204,7 +204,7 @@ TEST_F(OperationsTest, CheckFailsKafkaProblems) {
 }
 
 TEST_F(OperationsTest, MetricsAndHealthOverHttp) {
-  int port = testing_harness::FreeTcpPort();
+  int port = harness::FreeTcpPort();
   publisher_ = StartPublisher(
       {"--metrics-port", absl::StrCat(port), "--slot-check-interval", "300ms"});
   EXPECT_THAT(publisher_->Log(), HasSubstr("serving /metrics and /healthz"));
@@ -241,9 +241,9 @@ TEST_F(OperationsTest, MetricsAndHealthOverHttp) {
   EXPECT_EQ(HttpGet(port, "/nowhere").first, 404);
 
   // A second publisher on the same slot stands by: not healthy, and it says why.
-  int standby_port = testing_harness::FreeTcpPort();
+  int standby_port = harness::FreeTcpPort();
   auto standby = ValueOrDie(
-      Process::Start({testing_harness::BuildPath("outbox-publisher"), "--pg",
+      Process::Start({harness::BuildPath("outbox-publisher"), "--pg",
                       cluster_->conninfo(), "--brokers", mock_->bootstrap(), "--table",
                       "outbox,outbox_bin", "--metrics-port", absl::StrCat(standby_port)},
                      absl::StrCat(cluster_->dir(), "/standby.log")));
@@ -268,7 +268,7 @@ TEST_F(OperationsTest, MetricsAndHealthOverHttp) {
 }
 
 TEST_F(OperationsTest, HealthTurnsUnhealthyWhenNothingIsAcknowledgedForThirtySeconds) {
-  int port = testing_harness::FreeTcpPort();
+  int port = harness::FreeTcpPort();
   publisher_ = StartPublisher({"--metrics-port", absl::StrCat(port)});
   ASSERT_TRUE(
       WaitFor([&] { return HttpGet(port, "/healthz").first == 200; }, absl::Seconds(30)));
@@ -298,11 +298,11 @@ TEST_F(OperationsTest, HealthTurnsUnhealthyWhenNothingIsAcknowledgedForThirtySec
 }
 
 TEST_F(OperationsTest, MetricsPortInUseExitsTwo) {
-  int port = testing_harness::FreeTcpPort();
+  int port = harness::FreeTcpPort();
   httplib::Server blocker;
   ASSERT_TRUE(blocker.bind_to_port("127.0.0.1", port));
   auto p = ValueOrDie(Process::Start(
-      {testing_harness::BuildPath("outbox-publisher"), "--pg", cluster_->conninfo(),
+      {harness::BuildPath("outbox-publisher"), "--pg", cluster_->conninfo(),
        "--brokers", mock_->bootstrap(), "--metrics-port", absl::StrCat(port)},
       absl::StrCat(cluster_->dir(), "/in-use.log")));
   EXPECT_EQ(p->Wait(absl::Seconds(30)), 2);
@@ -343,7 +343,7 @@ TEST_F(OperationsTest, SlotThatLosesWalWhileRunningStopsWithTheFix) {
   auto sql = ValueOrDie(small->Connect());
   ASSERT_TRUE(sql->Exec(kSchema).ok());
   auto p =
-      ValueOrDie(Process::Start({testing_harness::BuildPath("outbox-publisher"), "--pg",
+      ValueOrDie(Process::Start({harness::BuildPath("outbox-publisher"), "--pg",
                                  small->conninfo(), "--brokers", mock_->bootstrap(),
                                  "--table", "outbox", "--slot-check-interval", "300ms"},
                                 absl::StrCat(small->dir(), "/publisher.log")));

@@ -15,10 +15,10 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "outbox/v1/envelope.pb.h"
-#include "tests/harness/pg_cluster.h"
-#include "tests/harness/processes.h"
-#include "tests/harness/test_util.h"
 #include "tests/publisher/publisher_fixture.h"
+#include "tests/test_util.h"
+#include "tools/harness/pg_cluster.h"
+#include "tools/harness/processes.h"
 
 namespace publisher {
 namespace {
@@ -281,7 +281,7 @@ TEST_F(PublisherTest, ImplicitAckRewindsAndNothingConfirmedIsLost) {
 TEST_F(PublisherTest, VersionPrintsItsOwnLibrdkafkaAndLibpqVersions) {
   std::string out_path = absl::StrCat(cluster_->dir(), "/version.out");
   auto p = ValueOrDie(Process::Start(
-      {testing_harness::BuildPath("outbox-publisher"), "--version"}, out_path));
+      {harness::BuildPath("outbox-publisher"), "--version"}, out_path));
   EXPECT_EQ(p->Wait(absl::Seconds(30)), 0);
   std::string expected_kafka = absl::StrCat("librdkafka ", rd_kafka_version_str(), ", ");
   EXPECT_THAT(p->Log(), ::testing::MatchesRegex(
@@ -327,7 +327,7 @@ TEST_F(PublisherTest, SurvivesPostgresRestartAndTerminatedWalsender) {
 TEST_F(PublisherTest, TwoPublishersOnOneSlotFormAHotStandbyPair) {
   publisher_ = StartPublisher();
   auto standby = ValueOrDie(
-      Process::Start({testing_harness::BuildPath("outbox-publisher"), "--pg",
+      Process::Start({harness::BuildPath("outbox-publisher"), "--pg",
                       cluster_->conninfo(), "--brokers", mock_->bootstrap(), "--table",
                       "outbox,outbox_bin", "--status-interval", "500ms"},
                      absl::StrCat(cluster_->dir(), "/standby.log")));

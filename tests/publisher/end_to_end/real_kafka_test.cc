@@ -1,5 +1,5 @@
 // The guarantees again, on a real Apache Kafka cluster: three KRaft
-// nodes from Maven Central's jars (tests/harness/kafka_cluster.sh), shared by every
+// nodes from Maven Central's jars (tools/harness/kafka_cluster.sh), shared by every
 // test of this binary (its JVMs start slowly), each test on topics of its own.
 // Unlike librdkafka's mock cluster, this broker writes transaction markers (an
 // ordinary read_committed consumer hides aborted transactions), fences an older
@@ -11,27 +11,27 @@
 #include <atomic>
 #include <fstream>
 #include <map>
-#include <tuple>
 #include <set>
 #include <thread>
+#include <tuple>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "outbox/v1/envelope.pb.h"
-#include "tests/harness/http_get.h"
-#include "tests/harness/kafka_cluster.h"
-#include "tests/harness/shell.h"
 #include "tests/publisher/publisher_fixture.h"
+#include "tools/harness/http_get.h"
+#include "tools/harness/kafka_cluster.h"
+#include "tools/harness/shell.h"
 
 namespace publisher {
 namespace {
 
+using harness::BlackholeProxy;
+using harness::HttpGet;
+using harness::KafkaCluster;
 using ::testing::HasSubstr;
-using testing_harness::BlackholeProxy;
-using testing_harness::HttpGet;
-using testing_harness::KafkaCluster;
 
 KafkaCluster* cluster =
     nullptr;  // Shared by every test; made by the common::Environment.
@@ -51,7 +51,7 @@ class KafkaEnvironment : public ::testing::Environment {
     while (external.size() < 3) {
       // The brokers bind these seconds from now: a port outside the ephemeral
       // range, as the cluster's own.
-      int listen = testing_harness::FreeTcpPort();
+      int listen = harness::FreeTcpPort();
       if (!taken.insert(listen).second) continue;
       owned_proxies_.push_back(
           ValueOrDie(BlackholeProxy::Start(absl::StrCat("127.0.0.1:", listen))));
@@ -162,7 +162,7 @@ class RealKafkaTest : public PublisherTest {
   };
 
   static std::vector<Event> Events(
-      const std::vector<testing_harness::ConsumedRecord>& rs) {
+      const std::vector<harness::ConsumedRecord>& rs) {
     std::vector<Event> events;
     for (const auto& r : rs) {
       outbox::v1::Envelope e;
@@ -237,7 +237,7 @@ class RealKafkaTest : public PublisherTest {
   }
 
   std::string prefix_, topic_;
-  std::vector<testing_harness::ConsumedRecord> consumer_records_;  // ReadAll's.
+  std::vector<harness::ConsumedRecord> consumer_records_;  // ReadAll's.
   std::map<std::string, int64_t> next_;
   int started_ = 0;
 };
@@ -379,7 +379,7 @@ TEST_F(RealKafkaTest, ExactlyOnceForAPlainReadCommittedConsumerAcrossEveryFault)
   for (const auto& r : consumer_records_)
     last[r.partition] = std::max(last[r.partition], r.offset);
   auto raw = ValueOrDie(
-      testing_harness::Consumer::Start(brokers_, topics_, {}, "read_uncommitted"));
+      harness::Consumer::Start(brokers_, topics_, {}, "read_uncommitted"));
   EXPECT_TRUE(WaitFor(
       [&] {
         std::map<int32_t, int64_t> seen;
@@ -419,7 +419,7 @@ TEST_F(RealKafkaTest, AnAbortedTransactionIsInvisibleToReadCommitted) {
   Write(20);  // 8 keys: rows for both partitions.
   size_t rows = std::stoul(ValueOrDie(sql_->Value("SELECT count(*) FROM outbox")));
   auto raw = ValueOrDie(
-      testing_harness::Consumer::Start(brokers_, {topic}, {}, "read_uncommitted"));
+      harness::Consumer::Start(brokers_, {topic}, {}, "read_uncommitted"));
   ASSERT_TRUE(WaitFor([&] { return raw->Count() >= rows; }, absl::Seconds(60)))
       << raw->Count() << " of " << rows << " records of the open transaction stored\n"
       << publisher_->Log();
@@ -529,7 +529,7 @@ class KafkaBlackholeTest : public RealKafkaTest,
 };
 
 TEST_P(KafkaBlackholeTest, SilentPathsToTheBrokersStallNothingAndConfirmNothingUnproven) {
-  int metrics_port = testing_harness::FreeTcpPort();
+  int metrics_port = harness::FreeTcpPort();
   publisher_brokers_ = cluster->external_bootstrap();
   std::vector<std::string> flags = {"--metrics-port", absl::StrCat(metrics_port)};
   if (exactly_once()) flags.insert(flags.end(), kExactlyOnce.begin(), kExactlyOnce.end());
@@ -621,7 +621,7 @@ TEST_F(RealKafkaTest, SaslCredentialsFromTheEnvironmentOrAFileWorkAndNeverShow) 
   };
 
   // 1. From the environment, at least once, with /metrics.
-  int metrics_port = testing_harness::FreeTcpPort();
+  int metrics_port = harness::FreeTcpPort();
   publisher_ = Start({"--metrics-port", absl::StrCat(metrics_port)}, credentials);
   Write(30);
   std::vector<Event> events = ReadAll();

@@ -13,8 +13,8 @@
 namespace publisher {
 namespace {
 
+using harness::BlackholeProxy;
 using ::testing::HasSubstr;
-using testing_harness::BlackholeProxy;
 
 class SilentConnectionTest : public PublisherTest {
  protected:

@@ -17,14 +17,14 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/harness/http_get.h"
 #include "tests/publisher/publisher_fixture.h"
+#include "tools/harness/http_get.h"
 
 namespace publisher {
 namespace {
 
+using harness::HttpGet;
 using ::testing::HasSubstr;
-using testing_harness::HttpGet;
 
 constexpr char kRow[] =
     "INSERT INTO outbox (aggregate_type, aggregate_id, event_type, payload) "
@@ -140,7 +140,7 @@ TEST_P(StandbyPairTest, EveryEndpointBeforeDuringAndAfterATakeover) {
     ASSERT_THAT(std::string(s.status().message()), HasSubstr("existiert nicht"))
         << "the server does not speak German; the test would prove nothing";
   }
-  int port_a = testing_harness::FreeTcpPort(), port_b = testing_harness::FreeTcpPort();
+  int port_a = harness::FreeTcpPort(), port_b = harness::FreeTcpPort();
   auto a = StartMember(port_a, "a");
   ASSERT_TRUE(WaitFor([&] { return HttpGet(port_a, "/healthz").first == 200; },
                       absl::Seconds(60)))

@@ -8,16 +8,16 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "publisher/program/options.h"
-#include "tests/harness/processes.h"
-#include "tests/harness/test_util.h"
+#include "tests/test_util.h"
+#include "tools/harness/processes.h"
 
 namespace publisher {
 namespace {
 
 using cdc::Lsn;
+using harness::MockKafka;
+using test_util::ValueOrDie;
 using ::testing::HasSubstr;
-using testing_harness::MockKafka;
-using testing_harness::ValueOrDie;
 
 const absl::Time kT = absl::FromUnixSeconds(1'800'000'000);
 
@@ -42,7 +42,7 @@ TEST(CheckpointReaderTest, ReadsEveryPartitionToItsEnd) {
         EncodeCheckpoint({Lsn(i), 1, kT}, absl::StrCat("other-", i % 7), kT));
   }
   ASSERT_TRUE(
-      testing_harness::ProduceAll(mock->bootstrap(), "outbox.checkpoints", records).ok());
+      harness::ProduceAll(mock->bootstrap(), "outbox.checkpoints", records).ok());
   auto read = ReadCheckpointTopic(KafkaOptionsFrom(config), "outbox.checkpoints",
                                   absl::Seconds(30));
   ASSERT_TRUE(read.ok()) << read.status();

@@ -15,17 +15,17 @@
 #include "publisher/kafka/checkpoint_reader.h"
 #include "publisher/kafka/kafka_sink.h"
 #include "publisher/program/options.h"
-#include "tests/harness/processes.h"
-#include "tests/harness/test_util.h"
+#include "tests/test_util.h"
+#include "tools/harness/processes.h"
 
 namespace publisher {
 namespace {
 
 using cdc::Lsn;
-using testing_harness::Consumer;
-using testing_harness::MockKafka;
-using testing_harness::ValueOrDie;
-using testing_harness::WaitFor;
+using harness::Consumer;
+using harness::MockKafka;
+using harness::WaitFor;
+using test_util::ValueOrDie;
 
 const absl::Time kT = absl::FromUnixSeconds(1'800'000'000);
 

@@ -24,16 +24,16 @@
 #include "common/kafka/handles.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/harness/processes.h"
-#include "tests/harness/test_util.h"
+#include "tests/test_util.h"
+#include "tools/harness/processes.h"
 
 namespace publisher {
 namespace {
 
-using testing_harness::Consumer;
-using testing_harness::MockKafka;
-using testing_harness::ValueOrDie;
-using testing_harness::WaitFor;
+using harness::Consumer;
+using harness::MockKafka;
+using harness::WaitFor;
+using test_util::ValueOrDie;
 
 constexpr char kTopic[] = "txn.characterization";
 

@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 #include "outbox/v1/envelope.pb.h"
 #include "publisher/mapping/pg_text.h"
-#include "tests/publisher/outbox_relation.h"
+#include "tools/harness/schema_outbox_relation.h"
 
 namespace publisher {
 namespace {
@@ -22,7 +22,7 @@ using ::testing::Pair;
 using std::string_literals::operator""s;
 
 Relation Outbox(uint32_t payload_type = 3802) {
-  return test_data::SchemaOutboxRelation(payload_type);
+  return harness::SchemaOutboxRelation(payload_type);
 }
 
 Value T(std::string s) { return {Value::Kind::kText, std::move(s)}; }

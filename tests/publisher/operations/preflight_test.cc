@@ -6,7 +6,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "publisher/program/options.h"
-#include "tests/publisher/outbox_relation.h"
+#include "tools/harness/schema_outbox_relation.h"
 
 namespace publisher {
 namespace {
@@ -34,7 +34,7 @@ class PreflightTest : public ::testing::Test {
     t.exists = true;
     t.can_select = true;
     t.owned = false;
-    t.shape = test_data::SchemaOutboxRelation();
+    t.shape = harness::SchemaOutboxRelation();
     pg_.tables = {t};
     pg_.publication =
         cdc::PublicationFacts{"outbox_publisher", true, true, {"public.outbox"}};
@@ -176,7 +176,7 @@ TEST_F(PreflightTest, MissingOrMistypedColumn) {
   CheckLine columns = Line("columns of public.outbox");
   EXPECT_FALSE(columns.ok);
   EXPECT_THAT(columns.detail, HasSubstr("\"event_type\" (--type-column)"));
-  pg_.tables[0]->shape = test_data::SchemaOutboxRelation(/*payload_type=*/23);  // int4
+  pg_.tables[0]->shape = harness::SchemaOutboxRelation(/*payload_type=*/23);  // int4
   EXPECT_FALSE(Line("columns of public.outbox").ok);
 }
 

@@ -12,7 +12,7 @@ publisher refuses, an unreachable broker, a refused PostgreSQL login (each
 password place), a bad conninfo; --check; the consumer example running, serving
 /metrics, and refusing a property.
 
-A throwaway PostgreSQL (tests/harness/pg_cluster.sh) and mock-kafka, both
+A throwaway PostgreSQL (tools/harness/pg_cluster.sh) and mock-kafka, both
 stopped at the end, pass or fail.
 
 Usage: secret_sweep_test.py REPOSITORY BUILD_DIR
@@ -32,7 +32,7 @@ SENTINEL = "SENTINEL"  # Every secret below starts with it.
 repository, build = sys.argv[1], sys.argv[2]
 publisher = os.path.join(build, "outbox-publisher")
 consumer = os.path.join(build, "outbox-paid-orders")
-cluster_script = os.path.join(repository, "tests/harness/pg_cluster.sh")
+cluster_script = os.path.join(repository, "tools/harness/pg_cluster.sh")
 work = tempfile.mkdtemp(prefix="outbox-secret-sweep.")
 runs = []        # (what, everything it printed or served)
 leaks = []

@@ -5,14 +5,14 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/publisher/fakes.h"
-#include "tests/publisher/outbox_relation.h"
+#include "tools/harness/schema_outbox_relation.h"
 
 namespace publisher {
 namespace {
 
-using ::testing::HasSubstr;
 using cdc::pgoutput::Tuple;
 using cdc::pgoutput::Value;
+using ::testing::HasSubstr;
 
 class ScriptedRows : public RowBatches {
  public:
@@ -39,7 +39,7 @@ class RepublisherTest : public ::testing::Test {
   RepublisherTest()
       : sink_(clock_),
         log_(common::LogFormat::kJson, common::LogLevel::kError),
-        relation_(*BoundRelation::Bind(test_data::SchemaOutboxRelation(), ColumnMapping{},
+        relation_(*BoundRelation::Bind(harness::SchemaOutboxRelation(), ColumnMapping{},
                                        "outbox.event.{aggregate_type}")) {}
   fakes::FakeClock clock_;
   fakes::FakeSink sink_;

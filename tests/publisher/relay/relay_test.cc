@@ -3,15 +3,15 @@
 #include "publisher/relay/relay.h"
 
 #include "cdc/pg_time.h"
+#include "cdc/pgoutput_encoder.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "outbox/v1/envelope.pb.h"
 #include "publisher/operations/metrics.h"
 #include "publisher/program/options.h"
-#include "cdc/pgoutput_encoder.h"
 #include "tests/publisher/fakes.h"
-#include "tests/publisher/outbox_relation.h"
 #include "tests/publisher/wal_script.h"
+#include "tools/harness/schema_outbox_relation.h"
 
 namespace publisher {
 namespace {

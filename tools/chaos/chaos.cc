@@ -1,0 +1,866 @@
+// outbox-chaos: a Jepsen-style fault-injection run of outbox-publisher.
+//
+//   outbox-chaos [--rows N] [--faults F] [--seed S] [--max-tx-rows R] [--aggregates A]
+//                [--schedule full|no-pg-restart] [--in-flight-requests K]
+//                [--delivery at-least-once|exactly-once] [--writer table|message|mixed]
+//                [--broker mock|kafka] [--pg-version N] [--shards N]
+//
+// A writer commits outbox rows continuously (transactions of 1..R rows across A
+// aggregates, each row numbered within its aggregate in commit order) while a
+// fault injector, at random moments, kills and restarts the publisher (kill -9 and
+// SIGTERM), injects broker faults (brokers.h: on the 3-broker mock cluster, all
+// down and up, Produce errors, leader moves, delays; on a real 3-node Apache Kafka
+// cluster with --broker kafka, a broker killed and restarted, a broker frozen, a
+// real leader move), restarts PostgreSQL, terminates the walsender, freezes every
+// publisher connection to PostgreSQL without closing it (blackhole: the publishers
+// reach PostgreSQL through blackhole-proxy, with --replication-timeout 5s and the
+// server's wal_sender_timeout 5s), and starts a second publisher on the same slot
+// (which must take over when the first dies).
+//
+// Schedules: `full` uses every fault kind. `no-pg-restart` never restarts
+// PostgreSQL (a restart sets a PostgreSQL 15 slot back to its last saved position,
+// which re-sends rows and hides a confirmation that ran ahead of the broker) and
+// follows every other fault with a kill -9, so any early confirmation becomes a loss.
+// `failover` (PostgreSQL 17+, --pg-version, 17 by default) is no-pg-restart plus
+// primary failovers: the primary is killed (-9) and its standby, which keeps a
+// synchronized copy of the failover slot, promoted; the old primary is rebuilt as
+// the new standby, so the run fails over again and again (servers.h). The history
+// is then the last primary's table: rows that committed on a killed primary but
+// never reached its standby are gone from the database itself.
+//
+// A verifier consumes concurrently, and a sampler records the slot's
+// confirmed_flush_lsn against the partitions' high watermarks (audit.h). At the end
+// it checks, against the table (the history of what was committed):
+//   - every committed id was delivered (zero loss);
+//   - no sampled confirmation passed a row the broker did not hold yet;
+//   - per aggregate, first deliveries follow commit order, in one partition;
+//   - per partition, first deliveries follow commit order (not with --shards:
+//     shards publish independently, so order holds per key only);
+// and reports duplicates, faults survived, deliveries the publisher found unproven
+// (librdkafka's implicit acks) and the longest commit-to-delivery time. Exit status 0
+// only when every check holds and every fault was injected.
+//
+// --writer message emits every event as a transactional logical decoding message
+// (an outbox without a table, --message-prefix), noting it in chaos_history, which
+// is then the history; --writer mixed interleaves rows and messages in each
+// transaction.
+//
+// --shards N runs N publishers sharing the table by key (--shard I/N, PostgreSQL
+// 15+), each on its own slot; every publisher fault (kill -9, SIGTERM, a second
+// publisher, the kill -9 after a fault) hits one shard's, chosen at random, and the
+// run ends once every shard's slot has caught up. The confirmation samples are of
+// the slowest slot.
+//
+// With --delivery exactly-once the publisher runs Kafka transactions, and only the
+// records of committed Kafka transactions count; then duplicates must be zero too,
+// and no PostgreSQL transaction may be split (some rows delivered, others not). The
+// verifier is a plain read_committed consumer. mock-kafka writes no transaction
+// markers, so its consumers also see records of aborted transactions: there
+// exactly-once is judged for loss, order and splits, and for duplicates only on a
+// real cluster (--broker kafka).
+#include <dirent.h>
+#include <librdkafka/rdkafka.h>
+#include <signal.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "cdc/lsn.h"
+#include "tools/chaos/audit.h"
+#include "tools/chaos/brokers.h"
+#include "tools/chaos/sampler.h"
+#include "tools/chaos/servers.h"
+#include "tools/chaos/verifier.h"
+#include "tools/harness/fatal.h"
+#include "tools/harness/pg_cluster.h"
+#include "tools/harness/processes.h"
+#include "tools/harness/tool_flags.h"
+
+ABSL_FLAG(int64_t, rows, 200000, "rows the writers commit");
+ABSL_FLAG(int64_t, faults, 30, "faults injected, one at a time");
+ABSL_FLAG(int64_t, seed, 1, "the schedule's random seed");
+ABSL_FLAG(int64_t, max_tx_rows, 500, "the most rows in one writer transaction");
+ABSL_FLAG(int64_t, aggregates, 200, "distinct keys");
+ABSL_FLAG(std::string, schedule, "full",
+          "full (PostgreSQL restarts too), no-pg-restart (a kill -9 of the publisher "
+          "after each fault instead), or failover (primary failovers, PostgreSQL 17+)");
+ABSL_FLAG(std::string, delivery, "at-least-once", "at-least-once or exactly-once");
+ABSL_FLAG(std::string, writer, "table",
+          "table (outbox rows), message (transactional messages) or mixed");
+ABSL_FLAG(std::string, broker, "mock",
+          "mock (mock-kafka) or kafka (3-node Apache Kafka)");
+ABSL_FLAG(std::optional<int64_t>, in_flight_requests, std::nullopt,
+          "the publisher's max.in.flight (default: the publisher's own)");
+ABSL_FLAG(int64_t, shards, 1,
+          "publishers sharing the outbox table by key (--shard I/N, PostgreSQL 15+); "
+          "each publisher fault hits one shard's, at random");
+ABSL_FLAG(std::optional<int64_t>, pg_version, std::nullopt,
+          "PostgreSQL major version (default: the harness's; 17 for failover)");
+
+namespace chaos {
+namespace {
+
+using harness::Die;
+using harness::Must;
+using harness::PgCluster;
+using harness::PgSession;
+using harness::Process;
+using harness::WaitFor;
+
+constexpr char kTopic[] = "outbox.event.chaos";
+constexpr char kCheckpointTopic[] = "outbox.checkpoints";
+constexpr int kPartitions = 32;
+
+struct Options {
+  int64_t rows = 200000;
+  int faults = 30;
+  uint64_t seed = 1;
+  int max_tx_rows = 500;
+  int aggregates = 200;
+  bool pg_restarts = true;     // --schedule full (true) or no-pg-restart.
+  int in_flight_requests = 0;  // 0: the publisher's default.
+  bool exactly_once = false;   // --delivery exactly-once.
+  // --writer: rows in the outbox table, transactional messages (outbox events
+  // without a table), or both interleaved in each transaction.
+  enum class WriterMode { kTable, kMessage, kMixed } writer = WriterMode::kTable;
+  std::string broker = "mock";  // --broker mock|kafka (brokers.h).
+  bool failover = false;        // --schedule failover.
+  int pg_version = 0;           // --pg-version; 0: the harness's default.
+  int shards = 1;               // --shards: publishers sharing the table by key.
+};
+
+const char* WriterName(Options::WriterMode m) {
+  switch (m) {
+    case Options::WriterMode::kTable:
+      return "table";
+    case Options::WriterMode::kMessage:
+      return "message";
+    case Options::WriterMode::kMixed:
+      return "mixed";
+  }
+  return "?";
+}
+
+void Say(const std::string& line) { std::cout << "chaos: " << line << std::endl; }
+
+// How often each of `needles` occurs in the files of `dir`, in their order.
+std::vector<int64_t> CountInLogs(const std::string& dir,
+                                 const std::vector<std::string>& needles) {
+  std::vector<int64_t> n(needles.size());
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return n;
+  while (dirent* e = readdir(d)) {
+    std::ifstream in(absl::StrCat(dir, "/", e->d_name));
+    for (std::string line; std::getline(in, line);) {
+      for (size_t i = 0; i < needles.size(); ++i) {
+        for (size_t at = line.find(needles[i]); at != std::string::npos;
+             at = line.find(needles[i], at + needles[i].size()))
+          ++n[i];
+      }
+    }
+  }
+  closedir(d);
+  return n;
+}
+
+// What the Kafka client went through, counted in the publishers' logs: fatal
+// producer errors, rewinds (a producer recreated, the slot re-read), Kafka
+// transactions aborted, and deliveries reported without proof of storage.
+struct ProducerTrouble {
+  int64_t fatal = 0;
+  int64_t rewinds = 0;
+  int64_t aborted = 0;
+  int64_t unproven = 0;
+
+  static ProducerTrouble Read(const std::string& dir) {
+    std::vector<int64_t> n =
+        CountInLogs(dir, {"Kafka producer failed fatally", "ending the Kafka producer session",
+                          "in it, aborted", "without proof of storage"});
+    return {n[0], n[1], n[2], n[3]};
+  }
+  ProducerTrouble operator-(const ProducerTrouble& o) const {
+    return {fatal - o.fatal, rewinds - o.rewinds, aborted - o.aborted, unproven - o.unproven};
+  }
+  ProducerTrouble& operator+=(const ProducerTrouble& o) {
+    fatal += o.fatal;
+    rewinds += o.rewinds;
+    aborted += o.aborted;
+    unproven += o.unproven;
+    return *this;
+  }
+  std::string ToString() const {
+    return absl::StrCat("fatal ", fatal, ", rewinds ", rewinds, ", aborted ", aborted,
+                        ", unproven ", unproven);
+  }
+};
+
+// The publisher processes: per shard (--shards), a primary and, for a while, a
+// standby on the same slot. Without shards there is one, on the one slot.
+class Publishers {
+ public:
+  // `pg`: the publishers' conninfo; `args`: flags every publisher gets besides the
+  // common ones (and its --shard).
+  Publishers(std::string pg, const std::string& brokers, std::string dir,
+             std::vector<std::string> args, int shards)
+      : pg_(std::move(pg)),
+        brokers_(brokers),
+        dir_(std::move(dir)),
+        args_(std::move(args)),
+        shards_(shards) {}
+
+  int shards() const { return static_cast<int>(shards_.size()); }
+
+  // Makes sure every shard has a primary running; restarts one that exited (an exit
+  // 2 while PostgreSQL restarts is legitimate: unreachable at start).
+  void EnsurePrimary() {
+    for (int i = 0; i < shards(); ++i) EnsurePrimary(i);
+  }
+
+  void KillPrimary(int sig, int shard) {
+    EnsurePrimary(shard);
+    Shard& s = shards_[shard];
+    s.expected_exit = true;
+    s.primary->Signal(sig);
+    s.primary->Wait(absl::Seconds(60));
+  }
+
+  void StartStandby(int shard) {
+    if (!shards_[shard].standby) shards_[shard].standby = Launch(shard);
+  }
+
+  // The shard's primary dies; its standby, if any, becomes the primary.
+  void FailOver(int shard) {
+    StartStandby(shard);
+    KillPrimary(SIGKILL, shard);
+    shards_[shard].primary = std::move(shards_[shard].standby);
+  }
+
+  void StopAll() {
+    for (Shard& s : shards_) {
+      for (auto* p : {&s.primary, &s.standby}) {
+        if (*p && (*p)->running()) {
+          (*p)->Signal(SIGTERM);
+          (*p)->Wait(absl::Seconds(60));
+        }
+      }
+    }
+  }
+
+  const std::vector<std::string>& unexpected_exits() const { return unexpected_exits_; }
+
+ private:
+  struct Shard {
+    std::unique_ptr<Process> primary, standby;
+    bool expected_exit = false;
+  };
+
+  std::unique_ptr<Process> Launch(int shard) {
+    std::vector<std::string> argv = {harness::BuildPath("outbox-publisher"),
+                                     "--pg",
+                                     pg_,
+                                     "--brokers",
+                                     brokers_,
+                                     "--status-interval",
+                                     "1s",
+                                     "--log-stats-every",
+                                     "5s",
+                                     "--max-in-flight",
+                                     "20000",
+                                     "-X",
+                                     "reconnect.backoff.max.ms=1000"};
+    argv.insert(argv.end(), args_.begin(), args_.end());
+    if (shards() > 1)
+      argv.insert(argv.end(), {"--shard", absl::StrCat(shard + 1, "/", shards())});
+    return Must(
+        Process::Start(argv, absl::StrCat(dir_, "/publisher-", ++launched_, ".log")),
+        "start publisher");
+  }
+
+  void EnsurePrimary(int shard) {
+    Shard& s = shards_[shard];
+    if (s.primary && s.primary->running()) return;
+    if (s.primary) {
+      std::optional<int> code = s.primary->Wait(absl::ZeroDuration());
+      if (code && *code != 0 && *code != 2 && !s.expected_exit) {
+        unexpected_exits_.push_back(
+            absl::StrCat("exit ", *code, ": ", Tail(s.primary->Log())));
+      }
+    }
+    s.expected_exit = false;
+    s.primary = Launch(shard);
+  }
+
+  static std::string Tail(const std::string& log) {
+    return log.size() > 2000 ? log.substr(log.size() - 2000) : log;
+  }
+
+  std::string pg_;
+  std::string brokers_, dir_;
+  std::vector<std::string> args_;
+  std::vector<Shard> shards_;
+  int launched_ = 0;
+  std::vector<std::string> unexpected_exits_;
+};
+
+// Commits transactions of 1..max rows; survives PostgreSQL restarts by
+// reconnecting. Commit times are kept per id for the latency figure.
+class Writer {
+ public:
+  // `pg`: a conninfo (a multi-host one follows a promotion).
+  Writer(std::string pg, const Options& o, absl::Duration pace)
+      : pg_(std::move(pg)), options_(o), pace_(pace), rng_(o.seed * 7919 + 1) {}
+
+  void Run(std::atomic<bool>& stop) {
+    std::vector<int64_t> next_seq(options_.aggregates, 0);
+    int64_t next_id = 0;
+    std::unique_ptr<PgSession> sql;
+    while (!stop && written_ < options_.rows) {
+      if (!sql) {
+        auto s = harness::ConnectTo(pg_);
+        if (!s.ok()) {
+          absl::SleepFor(absl::Milliseconds(200));
+          continue;
+        }
+        sql = std::move(*s);
+      }
+      int n = std::uniform_int_distribution<int>(1, options_.max_tx_rows)(rng_);
+      n = static_cast<int>(std::min<int64_t>(n, options_.rows - written_));
+      absl::Status s = sql->Exec(Transaction(n, next_id, next_seq)).status();
+      absl::Time now = absl::Now();
+      if (!s.ok()) {
+        // Lost the connection mid-statement: it may or may not have committed. The
+        // table is the history, so nothing needs remembering here.
+        sql.reset();
+        continue;
+      }
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        for (int64_t id = next_id - n; id < next_id; ++id)
+          commit_time_[absl::StrCat("r", id)] = now;
+      }
+      written_ += n;
+      ++transactions_;
+      absl::SleepFor(pace_);
+    }
+    done_ = true;
+  }
+
+  // One transaction of `n` events (ids from `next_id`, numbered per aggregate), as
+  // table rows in one INSERT; or, with messages, one statement per event in order,
+  // each also noted in chaos_history (the history, as the table is for rows).
+  std::string Transaction(int n, int64_t& next_id, std::vector<int64_t>& next_seq) {
+    std::vector<std::string> values, statements;
+    for (int i = 0; i < n; ++i) {
+      int agg = std::uniform_int_distribution<int>(0, options_.aggregates - 1)(rng_);
+      std::string id = absl::StrCat("r", next_id++);
+      int64_t seq = next_seq[agg]++;
+      std::string value = absl::StrCat("('", id, "', 'chaos', 'a", agg, "', ", seq,
+                                       ", 'E', '{\"n\": ", i, "}')");
+      if (options_.writer == Options::WriterMode::kTable) {
+        values.push_back(value);
+        continue;
+      }
+      bool message = options_.writer == Options::WriterMode::kMessage ||
+                     std::uniform_int_distribution<int>(0, 1)(rng_) == 1;
+      statements.push_back(absl::StrCat("INSERT INTO chaos_history VALUES ('", id,
+                                        "', 'a", agg, "', ", seq, ")"));
+      if (message) {
+        statements.push_back(absl::StrCat(
+            "SELECT pg_logical_emit_message(true, 'outbox', '{\"id\": \"", id,
+            "\", \"aggregate_type\": \"chaos\", \"aggregate_id\": \"a", agg,
+            "\", \"event_type\": \"E\", \"payload\": {\"n\": ", i, "}}')"));
+      } else {
+        statements.push_back(
+            absl::StrCat("INSERT INTO outbox (id, aggregate_type, "
+                         "aggregate_id, seq, event_type, payload) VALUES ",
+                         value));
+      }
+    }
+    if (options_.writer == Options::WriterMode::kTable) {
+      return absl::StrCat(
+          "INSERT INTO outbox (id, aggregate_type, aggregate_id, seq, event_type, "
+          "payload) "
+          "VALUES ",
+          absl::StrJoin(values, ", "));
+    }
+    // One simple-query string runs as one transaction.
+    return absl::StrJoin(statements, "; ");
+  }
+
+  int64_t written() const { return written_; }
+  int64_t transactions() const { return transactions_; }
+  bool done() const { return done_; }
+  std::optional<absl::Time> CommitTime(const std::string& id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = commit_time_.find(id);
+    if (it == commit_time_.end()) return std::nullopt;
+    return it->second;
+  }
+
+ private:
+  std::string pg_;
+  Options options_;
+  absl::Duration pace_;
+  std::mt19937_64 rng_;
+  std::atomic<int64_t> written_{0}, transactions_{0};
+  std::atomic<bool> done_{false};
+  std::mutex mu_;
+  std::map<std::string, absl::Time> commit_time_;
+};
+
+Options ParseArgs(int argc, char** argv) {
+  harness::ToolArgs args = harness::ParseToolFlags(
+      argc, argv,
+      "outbox-chaos [--rows N] [--faults N] [--seed N] [--max-tx-rows N] "
+      "[--aggregates N] [--schedule full|no-pg-restart|failover] "
+      "[--delivery at-least-once|exactly-once] [--writer table|message|mixed] "
+      "[--broker mock|kafka] [--in-flight-requests N] [--pg-version N]");
+  if (!args.positional.empty() || !args.passed_on.empty())
+    Die("outbox-chaos takes flags only (--help)");
+  Options o;
+  auto at_least_one = [](absl::string_view flag, int64_t v) {
+    if (v < 1) Die(absl::StrCat("--", flag, " takes a number of at least 1"));
+    return v;
+  };
+  o.rows = at_least_one("rows", absl::GetFlag(FLAGS_rows));
+  o.faults = static_cast<int>(at_least_one("faults", absl::GetFlag(FLAGS_faults)));
+  o.seed = static_cast<uint64_t>(at_least_one("seed", absl::GetFlag(FLAGS_seed)));
+  o.max_tx_rows =
+      static_cast<int>(at_least_one("max-tx-rows", absl::GetFlag(FLAGS_max_tx_rows)));
+  o.aggregates =
+      static_cast<int>(at_least_one("aggregates", absl::GetFlag(FLAGS_aggregates)));
+  if (std::optional<int64_t> n = absl::GetFlag(FLAGS_in_flight_requests))
+    o.in_flight_requests = static_cast<int>(at_least_one("in-flight-requests", *n));
+  if (std::optional<int64_t> n = absl::GetFlag(FLAGS_pg_version))
+    o.pg_version = static_cast<int>(at_least_one("pg-version", *n));
+
+  std::string delivery = absl::GetFlag(FLAGS_delivery);
+  if (delivery != "at-least-once" && delivery != "exactly-once")
+    Die("--delivery takes at-least-once or exactly-once");
+  o.exactly_once = delivery == "exactly-once";
+  std::string writer = absl::GetFlag(FLAGS_writer);
+  if (writer == "table") {
+    o.writer = Options::WriterMode::kTable;
+  } else if (writer == "message") {
+    o.writer = Options::WriterMode::kMessage;
+  } else if (writer == "mixed") {
+    o.writer = Options::WriterMode::kMixed;
+  } else {
+    Die("--writer takes table, message or mixed");
+  }
+  o.broker = absl::GetFlag(FLAGS_broker);
+  if (o.broker != "mock" && o.broker != "kafka") Die("--broker takes mock or kafka");
+  std::string schedule = absl::GetFlag(FLAGS_schedule);
+  if (schedule != "full" && schedule != "no-pg-restart" && schedule != "failover")
+    Die("--schedule takes full, no-pg-restart or failover");
+  o.pg_restarts = schedule == "full";
+  o.failover = schedule == "failover";
+  if (o.failover && o.pg_version == 0) o.pg_version = 17;
+  if (o.failover && o.pg_version < 17)
+    Die("--schedule failover needs PostgreSQL 17 or later (failover slots)");
+  o.shards = static_cast<int>(at_least_one("shards", absl::GetFlag(FLAGS_shards)));
+  if (o.shards > 8) Die("--shards takes 1 to 8");
+  if (o.shards > 1 && o.writer != Options::WriterMode::kTable)
+    Die("--shards needs --writer table (a row filter does not apply to messages)");
+  if (o.shards > 1 && o.pg_version != 0 && o.pg_version < 15)
+    Die("--shards needs PostgreSQL 15 or later (row filters)");
+  return o;
+}
+
+// The commit LSNs, read from the WAL, of the committed rows that never arrived.
+std::vector<Missing> CommitLsnsOf(PgCluster& pg, const std::string& wal_start,
+                                  cdc::Lsn wal_end,
+                                  const harness::Rows& committed,
+                                  const std::vector<std::string>& lost) {
+  if (lost.empty()) return {};
+  std::set<std::string> wanted(lost.begin(), lost.end());
+  std::map<std::string, std::string> xid_of;  // Row id -> inserting xid.
+  for (const auto& row : committed) {
+    if (wanted.count(*row[0])) xid_of[*row[0]] = *row[3];
+  }
+  auto commits =
+      Must(pg.Exec(absl::StrCat(
+               "SELECT xid::text, start_lsn::text FROM pg_get_wal_records_info('",
+               wal_start, "', '", wal_end.ToString(),
+               "') WHERE resource_manager = 'Transaction' AND record_type = "
+               "'COMMIT'")),
+           "read commits from the WAL");
+  std::map<std::string, uint64_t> commit_of;  // Xid -> commit LSN.
+  for (const auto& c : commits)
+    commit_of[*c[0]] = Must(cdc::Lsn::Parse(*c[1]), "lsn").value();
+  std::vector<Missing> missing;
+  for (const auto& [id, xid] : xid_of) {
+    auto it = commit_of.find(xid);
+    if (it == commit_of.end()) Die(absl::StrCat("no commit record for xid ", xid));
+    missing.push_back({id, it->second});
+  }
+  return missing;
+}
+
+// The fault kinds of a schedule. Every kind is injected once first, then at random.
+std::vector<std::string> FaultKinds(const Options& o, const ChaosBroker& broker) {
+  std::vector<std::string> kinds = {"kill-9", "sigterm", "terminate-walsender",
+                                    "second-publisher", "blackhole"};
+  for (const std::string& k : broker.fault_kinds()) kinds.push_back(k);
+  if (o.pg_restarts) kinds.push_back("pg-restart");
+  // First and again halfway through the first round: a run fails over twice at
+  // least, the second time to the rebuilt old primary.
+  if (o.failover) {
+    kinds.insert(kinds.begin(), "failover");
+    kinds.insert(kinds.begin() + static_cast<long>(kinds.size() / 2), "failover");
+  }
+  return kinds;
+}
+
+int Main(int argc, char** argv) {
+  Options o = ParseArgs(argc, argv);
+  Say(absl::StrCat(
+      "rows=", o.rows, " faults=", o.faults, " seed=", o.seed,
+      " max_tx_rows=", o.max_tx_rows, " aggregates=", o.aggregates,
+      " schedule=", o.failover ? "failover" : (o.pg_restarts ? "full" : "no-pg-restart"),
+      " pg_version=", o.pg_version, " delivery=",
+      o.exactly_once ? "exactly-once" : "at-least-once", " writer=", WriterName(o.writer),
+      " broker=", o.broker, " shards=", o.shards, " in_flight_requests=",
+      o.in_flight_requests > 0 ? absl::StrCat(o.in_flight_requests)
+                               : std::string("default")));
+  // The WAL stays (wal_keep_size) so that the commit LSN of a row that never
+  // arrived can be read from it at the end (pg_walinspect).
+  // wal_sender_timeout 5 s: a walsender whose publisher went silent (blackhole)
+  // lets go of the slot soon, as the publishers' --replication-timeout 5s does.
+  // With failovers, commits wait for the standby (synchronous_standby_names): a
+  // commit the writer saw is then in the promoted standby's table, the history.
+  std::vector<std::string> settings = {"wal_keep_size=4GB", "wal_sender_timeout=5s"};
+  if (o.failover) settings.push_back("synchronous_standby_names='*'");
+  Servers servers(o.pg_version, o.failover, settings);
+  auto sql = Must(harness::ConnectTo(servers.direct_conninfo()), "connect");
+  if (!sql->Exec("CREATE EXTENSION pg_walinspect").ok()) Die("pg_walinspect");
+  std::string wal_start =
+      Must(sql->Value("SELECT pg_current_wal_insert_lsn()::text"), "lsn");
+  if (!sql->Exec(
+              "CREATE TABLE outbox (id text PRIMARY KEY, aggregate_type text NOT NULL, "
+              "aggregate_id text NOT NULL, seq bigint NOT NULL, event_type text NOT "
+              "NULL, "
+              "payload jsonb NOT NULL, headers jsonb, created_at timestamptz NOT NULL "
+              "DEFAULT now())")
+           .ok()) {
+    Die("create table");
+  }
+  // With messages, the history of what committed (not in the publication).
+  if (!sql->Exec("CREATE TABLE chaos_history (id text PRIMARY KEY, aggregate_id text NOT "
+                 "NULL, seq bigint NOT NULL)")
+           .ok()) {
+    Die("create history table");
+  }
+  const char* history_table =
+      o.writer == Options::WriterMode::kTable ? "outbox" : "chaos_history";
+  std::unique_ptr<ChaosBroker> broker =
+      StartBroker(o.broker, kTopic, kPartitions, o.exactly_once ? kCheckpointTopic : "");
+
+  // Publisher logs outlive the cluster: they are the evidence when a check fails.
+  char log_dir[] = "/tmp/outbox-chaos-logs.XXXXXX";
+  if (mkdtemp(log_dir) == nullptr) Die("mkdtemp");
+  Say(absl::StrCat("publisher logs in ", log_dir));
+  Say(absl::StrCat("librdkafka ", rd_kafka_version_str(), " (the publisher's, as built here)"));
+  std::vector<std::string> publisher_args;
+  if (o.in_flight_requests > 0) {
+    publisher_args.insert(publisher_args.end(),
+                          {"-X", absl::StrCat("max.in.flight.requests.per.connection=",
+                                              o.in_flight_requests)});
+  }
+  if (o.exactly_once) {
+    publisher_args.insert(publisher_args.end(), {"--delivery", "exactly-once",
+                                                 "--checkpoint-topic", kCheckpointTopic});
+  }
+  if (o.writer != Options::WriterMode::kTable) {
+    publisher_args.insert(publisher_args.end(), {"--message-prefix", "outbox"});
+  }
+  // The publishers reach PostgreSQL through proxies that the blackhole fault
+  // freezes: their connections go silent without closing.
+  publisher_args.insert(publisher_args.end(), {"--replication-timeout", "5s"});
+  Publishers publishers(servers.publisher_conninfo(), broker->bootstrap(), log_dir,
+                        publisher_args, o.shards);
+  publishers.EnsurePrimary();
+  // Every shard's slot streams before the writer starts: a shard's slot only sees
+  // what commits after its consistent point, which its creation sets last
+  // (confirmed_flush_lsn stays NULL while the slot waits for running transactions).
+  if (!WaitFor(
+          [&] {
+            return Must(servers.primary().Exec(
+                            "SELECT 1 FROM pg_replication_slots WHERE active AND "
+                            "slot_type = 'logical' AND confirmed_flush_lsn IS NOT NULL"),
+                        "slot")
+                       .size() >= static_cast<size_t>(o.shards);
+          },
+          absl::Seconds(60))) {
+    Die("the publishers never started streaming");
+  }
+  Verifier verifier(broker->bootstrap(), kTopic);
+  ConfirmationSampler sampler(servers.direct_conninfo(), broker->bootstrap(), kTopic,
+                              kPartitions, absl::Milliseconds(100));
+
+  // Pace the writer so that writing spans the fault schedule (about 2.5 s a fault,
+  // more with the kill -9 that follows each fault without PostgreSQL restarts).
+  int64_t expected_tx = std::max<int64_t>(1, o.rows * 2 / (o.max_tx_rows + 1));
+  absl::Duration per_fault = absl::Seconds(o.failover ? 8 : o.pg_restarts ? 2.5 : 3.5);
+  absl::Duration pace = per_fault * o.faults / expected_tx;
+  Writer writer(servers.direct_conninfo(), o, std::min(pace, absl::Milliseconds(500)));
+  std::atomic<bool> stop_writer{false};
+  std::thread writer_thread([&] { writer.Run(stop_writer); });
+
+  std::mt19937_64 rng(o.seed);
+  auto random_ms = [&](int lo, int hi) {
+    return absl::Milliseconds(std::uniform_int_distribution<int>(lo, hi)(rng));
+  };
+  // Waits while the verifier keeps reading.
+  auto wait = [&](absl::Duration d) {
+    absl::Time until = absl::Now() + d;
+    while (absl::Now() < until) {
+      verifier.Tick(verifier.distinct() < static_cast<size_t>(writer.written()));
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+  };
+  const std::vector<std::string> kinds = FaultKinds(o, *broker);
+  std::map<std::string, int> injected;
+  // What each fault kind cost the Kafka client: the trouble logged from one fault
+  // to the next is put down to the earlier one.
+  std::map<std::string, ProducerTrouble> trouble_by_kind;
+  ProducerTrouble trouble_before;
+  std::string previous_kind = "before the first fault";
+  auto settle_trouble = [&] {
+    ProducerTrouble now = ProducerTrouble::Read(log_dir);
+    trouble_by_kind[previous_kind] += now - trouble_before;
+    trouble_before = now;
+  };
+  for (int f = 0; f < o.faults; ++f) {
+    wait(random_ms(800, 2500));
+    publishers.EnsurePrimary();
+    // The shard whose publisher a publisher fault hits.
+    int shard = std::uniform_int_distribution<int>(0, o.shards - 1)(rng);
+    std::string kind =
+        f < static_cast<int>(kinds.size())
+            ? kinds[f]
+            : kinds[std::uniform_int_distribution<size_t>(0, kinds.size() - 1)(rng)];
+    Say(absl::StrCat("fault ", f + 1, "/", o.faults, ": ", kind,
+                     o.shards > 1 ? absl::StrCat(" (shard ", shard + 1, ")") : "",
+                     " (written ", writer.written(), ", delivered ", verifier.distinct(),
+                     ")"));
+    settle_trouble();
+    previous_kind = kind;
+    bool killed = false;
+    if (kind == "kill-9") {
+      publishers.KillPrimary(SIGKILL, shard);
+      killed = true;
+    } else if (kind == "sigterm") {
+      publishers.KillPrimary(SIGTERM, shard);
+    } else if (kind == "pg-restart") {
+      if (!servers.primary().Restart("fast").ok()) Die("PostgreSQL did not restart");
+    } else if (kind == "failover") {
+      absl::Time start = absl::Now();
+      absl::Status s = servers.FailOver();
+      if (!s.ok()) Die(absl::StrCat("failover: ", s.ToString()));
+      Say(absl::StrCat("  promoted, and the old primary rebuilt as the standby, in ",
+                       absl::FormatDuration(absl::Now() - start)));
+    } else if (kind == "blackhole") {
+      // Every open publisher connection goes silent, nothing closes: the publisher
+      // must notice (--replication-timeout) and reconnect around it.
+      if (!servers.Freeze().ok()) Die("freeze the proxies");
+      wait(random_ms(6000, 9000));
+      if (!servers.Thaw().ok()) Die("thaw the proxies");
+    } else if (kind == "terminate-walsender") {
+      (void)servers.primary().Exec(
+          "SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE "
+          "slot_type = 'logical'");
+    } else if (kind == "second-publisher") {
+      publishers.StartStandby(shard);
+      wait(absl::Seconds(2));
+      publishers.FailOver(shard);
+      killed = true;
+    } else {
+      ChaosBroker::Injection done = broker->Inject(kind, rng, wait);
+      if (done.restart_consumer) verifier.Restart();
+      kind = done.kind;
+    }
+    ++injected[kind];
+    previous_kind = kind;  // The broker's injection may name itself more closely.
+    if (!o.pg_restarts && !killed) {
+      // Whatever the fault made the publisher confirm, a kill -9 now makes final.
+      wait(random_ms(300, 1500));
+      Say("  then kill-9");
+      publishers.KillPrimary(SIGKILL, shard);
+      ++injected["kill-9 after a fault"];
+    }
+    publishers.EnsurePrimary();
+  }
+
+  Say("faults done; waiting for the writer and for every row to arrive");
+  writer_thread.join();
+  publishers.EnsurePrimary();
+  PgCluster* pg = &servers.primary();  // The last primary: its table is the history.
+  cdc::Lsn end = Must(
+      cdc::Lsn::Parse(Must(pg->Value("SELECT pg_current_wal_insert_lsn()::text"), "lsn")),
+      "lsn");
+  bool caught_up = WaitFor(
+      [&] {
+        publishers.EnsurePrimary();
+        // Every shard's slot (the slowest one).
+        auto v = pg->Value(
+            "SELECT min(confirmed_flush_lsn)::text FROM pg_replication_slots WHERE "
+            "slot_type = 'logical'");
+        return v.ok() && *cdc::Lsn::Parse(*v) >= end;
+      },
+      absl::Minutes(5));
+  auto committed =
+      Must(pg->Exec(absl::StrCat("SELECT id, aggregate_id, seq, xmin::text FROM ",
+                                 history_table)),
+           "read history");
+  WaitFor(
+      [&] {
+        verifier.Tick(true);
+        return verifier.distinct() >= committed.size();
+      },
+      absl::Minutes(2));
+  verifier.Collect();
+  sampler.Stop();
+  publishers.StopAll();
+  settle_trouble();  // The last fault's, up to the end.
+
+  // A plain read_committed consumer: on a real broker it receives the records of
+  // committed Kafka transactions only; mock-kafka writes no markers and shows
+  // aborted ones too, so exactly-once's duplicates are judged on a real broker.
+  std::vector<Delivered> received = verifier.all();
+  std::set<std::string> received_ids;
+  for (const Delivered& d : received) received_ids.insert(d.id);
+  uint64_t duplicates = received.size() - received_ids.size();
+
+  std::map<std::string, Committed> history;
+  std::vector<std::string> lost;
+  // Per PostgreSQL transaction (xid): rows delivered, rows lost. Split: both.
+  std::map<std::string, std::pair<int64_t, int64_t>> by_xid;
+  for (const auto& row : committed) {
+    history[*row[0]] = {*row[1], std::stoll(*row[2])};
+    bool got = received_ids.count(*row[0]) > 0;
+    if (!got) lost.push_back(*row[0]);
+    ++(got ? by_xid[*row[3]].first : by_xid[*row[3]].second);
+  }
+  int64_t split = 0;
+  for (const auto& [xid, n] : by_xid) split += n.first > 0 && n.second > 0;
+  // After a failover the WAL from the run's start spans timelines: the commit LSNs
+  // of lost rows are not read then (the lost rows are named all the same).
+  std::vector<Missing> missing =
+      servers.failovers() > 0 ? std::vector<Missing>{}
+                              : CommitLsnsOf(*pg, wal_start, end, committed, lost);
+  std::map<std::string, Delivered> first = FirstDeliveries(received);
+  std::vector<std::string> key_examples, partition_examples;
+  int64_t key_violations = KeyOrderViolations(first, history, &key_examples);
+  int64_t partition_violations = PartitionOrderViolations(first, &partition_examples);
+  std::vector<ConfirmationSample> samples = sampler.samples();
+  std::vector<EarlyConfirmation> early = FindEarlyConfirmations(first, missing, samples);
+
+  absl::Duration worst;
+  std::string worst_id;
+  for (const auto& [id, seen] : verifier.first_seen()) {
+    auto committed_at = writer.CommitTime(id);
+    if (committed_at && seen - *committed_at > worst) {
+      worst = seen - *committed_at;
+      worst_id = id;
+    }
+  }
+  int total_faults = 0;
+  std::vector<std::string> by_kind;
+  for (const auto& [k, n] : injected) {
+    if (k != "kill-9 after a fault") total_faults += n;
+    by_kind.push_back(absl::StrCat(k, "=", n));
+  }
+
+  Say(absl::StrCat("committed rows: ", committed.size(), " in ", writer.transactions(),
+                   " transactions"));
+  Say(absl::StrCat("delivered: ", received_ids.size(), " distinct ids, ", received.size(),
+                   " deliveries, duplicates: ", duplicates));
+  if (o.exactly_once && !broker->writes_markers()) {
+    Say("  (mock-kafka writes no transaction markers: these include records of aborted "
+        "Kafka transactions, so duplicates are not judged here; run --broker kafka)");
+  }
+  Say(absl::StrCat("faults survived: ", total_faults, " (", absl::StrJoin(by_kind, ", "),
+                   ")"));
+  Say(absl::StrCat("lost: ", lost.size(),
+                   lost.empty() ? "" : absl::StrCat(" e.g. ", lost[0])));
+  Say(absl::StrCat("split transactions: ", split, " of ", by_xid.size()));
+  Say(absl::StrCat(
+      "duplicates per fault: ",
+      absl::StrFormat("%.1f", total_faults > 0
+                                  ? static_cast<double>(duplicates) / total_faults
+                                  : 0.0)));
+  Say(absl::StrCat("early_confirmations: ", early.size(), " of ", samples.size(),
+                   " samples (", sampler.dropped(), " dropped while a side was down)"));
+  if (!early.empty()) {
+    const EarlyConfirmation& e = early.front();
+    std::string where = e.never_delivered
+                            ? std::string("never reached the broker")
+                            : absl::StrCat("was not in partition ", e.row.partition,
+                                           " yet: first stored at offset ", e.row.offset,
+                                           ", high watermark ",
+                                           e.sample.high_watermarks.at(e.row.partition));
+    Say(absl::StrCat("  e.g. confirmed ", cdc::Lsn(e.sample.confirmed).ToString(),
+                     " while ", e.row.id, " (commit LSN ",
+                     cdc::Lsn(e.row.commit_lsn).ToString(), ") ", where));
+  }
+  Say(absl::StrCat("per-key order violations: ", key_violations));
+  for (const std::string& e : key_examples) Say("  " + e);
+  // Shards publish independently into the same partitions: order holds per key
+  // (each key lives in one shard), not across the keys of a partition.
+  Say(absl::StrCat("per-partition order violations: ", partition_violations,
+                   o.shards > 1 ? " (not a fault with shards: order is per key)" : ""));
+  if (o.shards == 1)
+    for (const std::string& e : partition_examples) Say("  " + e);
+  ProducerTrouble trouble;
+  for (const auto& [k, t] : trouble_by_kind) trouble += t;
+  Say(absl::StrCat(
+      "unproven deliveries (implicit acks) seen by the publisher: ", trouble.unproven,
+      ", producer rewinds: ", trouble.rewinds, ", fatal producer errors: ", trouble.fatal,
+      ", Kafka transactions aborted: ", trouble.aborted));
+  for (const auto& [k, t] : trouble_by_kind) {
+    if (t.fatal + t.rewinds + t.aborted + t.unproven > 0)
+      Say(absl::StrCat("  after ", k, ": ", t.ToString()));
+  }
+  Say(absl::StrCat("longest commit-to-delivery: ", absl::FormatDuration(worst),
+                   worst_id.empty() ? "" : absl::StrCat(" (", worst_id, ")")));
+  Say(absl::StrCat("slot caught up: ", caught_up ? "yes" : "no"));
+  if (o.failover) Say(absl::StrCat("primary failovers: ", servers.failovers()));
+  Say(absl::StrCat("verifier consumer restarts: ", verifier.restarts(),
+                   ", undecodable records: ", verifier.undecodable()));
+  for (const std::string& e : publishers.unexpected_exits())
+    Say("unexpected publisher exit: " + e);
+
+  bool ok = lost.empty() && split == 0 && early.empty() && key_violations == 0 &&
+            (!o.exactly_once || !broker->writes_markers() || duplicates == 0) &&
+            (partition_violations == 0 || o.shards > 1) && caught_up &&
+            total_faults >= o.faults && verifier.undecodable() == 0 &&
+            static_cast<int64_t>(committed.size()) >= o.rows &&
+            publishers.unexpected_exits().empty() && !samples.empty();
+  std::cout << (ok ? "1 passed, 0 failed" : "0 passed, 1 failed") << std::endl;
+  return ok ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace chaos
+
+int main(int argc, char** argv) { return chaos::Main(argc, argv); }
