@@ -62,6 +62,40 @@ int Fail(common::Logger& log, const absl::Status& s, const char* what) {
   return 1;
 }
 
+// The Kafka client's properties: -F FILE (else OUTBOX_KAFKA_CONFIG), OUTBOX_KAFKA_*
+// variables and -X, with the properties the kit refuses refused.
+absl::StatusOr<common::KafkaProperties> KafkaPropertiesOf(
+    Flags& f, const common::Environment& env) {
+  // -F wins over OUTBOX_KAFKA_CONFIG, as a flag over its variable.
+  if (f.kafka_config.empty()) {
+    f.kafka_config = env.lookup(common::kKafkaConfigEnv).value_or("");
+  }
+  absl::StatusOr<common::KafkaProperties> properties =
+      common::GatherKafkaProperties(f.kafka_config, env, f.command_line);
+  if (!properties.ok()) return properties;
+  if (absl::Status s = consumer::RefuseUnsafeProperties(*properties); !s.ok()) return s;
+  return properties;
+}
+
+consumer::KafkaSourceOptions SourceOptionsOf(const Flags& f,
+                                             const common::KafkaProperties& properties) {
+  consumer::KafkaSourceOptions o;
+  o.brokers = f.brokers;
+  o.group = f.group;
+  o.topics = absl::StrSplit(f.topics, ',', absl::SkipEmpty());
+  o.properties = properties;
+  return o;
+}
+
+consumer::ConsumerOptions ConsumerOptionsOf(const Flags& f) {
+  consumer::ConsumerOptions o;
+  o.group = f.group;
+  o.retry.max_attempts = f.max_attempts;
+  o.retention = f.retention;
+  o.stats_interval = f.stats_interval;
+  return o;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -80,17 +114,7 @@ int main(int argc, char** argv) {
               << common::LibrdkafkaVersion() << ")\n";
     return 0;
   }
-  // -F wins over OUTBOX_KAFKA_CONFIG, as a flag over its variable.
-  if (f.kafka_config.empty()) {
-    f.kafka_config = env.lookup(common::kKafkaConfigEnv).value_or("");
-  }
-  absl::StatusOr<common::KafkaProperties> properties =
-      common::GatherKafkaProperties(f.kafka_config, env, f.command_line);
-  if (properties.ok()) {
-    if (absl::Status s = consumer::RefuseUnsafeProperties(*properties); !s.ok()) {
-      properties = s;
-    }
-  }
+  absl::StatusOr<common::KafkaProperties> properties = KafkaPropertiesOf(f, env);
   if (!properties.ok()) return Usage(std::string(properties.status().message()));
   common::Logger log(
       f.log_format == "json" ? common::LogFormat::kJson : common::LogFormat::kText,
@@ -108,12 +132,7 @@ int main(int argc, char** argv) {
   if (absl::Status s = paid_orders::CreateTables(**db); !s.ok()) {
     return Fail(log, s, "cannot create the example's tables");
   }
-  consumer::KafkaSourceOptions source_options;
-  source_options.brokers = f.brokers;
-  source_options.group = f.group;
-  source_options.topics = absl::StrSplit(f.topics, ',', absl::SkipEmpty());
-  source_options.properties = *properties;
-  auto source = consumer::KafkaSource::Create(source_options, log);
+  auto source = consumer::KafkaSource::Create(SourceOptionsOf(f, *properties), log);
   if (!source.ok()) return Fail(log, source.status(), "cannot start the Kafka consumer");
   // The same properties (credentials above all) for the dead-letter producer.
   auto dead_letters =
@@ -122,13 +141,8 @@ int main(int argc, char** argv) {
     return Fail(log, dead_letters.status(), "cannot start the dead-letter producer");
   }
 
-  consumer::ConsumerOptions options;
-  options.group = f.group;
-  options.retry.max_attempts = f.max_attempts;
-  options.retention = f.retention;
-  options.stats_interval = f.stats_interval;
   consumer::OutboxConsumer c(**source, **db, table, **dead_letters, &paid_orders::Apply,
-                             options, log);
+                             ConsumerOptionsOf(f), log);
   consumer::ConsumerMetrics metrics;
   std::unique_ptr<common::MetricsServer> server;
   if (f.metrics_port != 0) {

@@ -14,6 +14,72 @@ std::string FormatCheckLine(const CheckLine& line) {
   return absl::StrCat(line.ok ? "ok    " : "FAIL  ", line.what, ": ", line.detail);
 }
 
+namespace {
+
+bool TopicExists(const KafkaFindings& kafka, const std::string& topic) {
+  return std::find(kafka.topics.begin(), kafka.topics.end(), topic) != kafka.topics.end();
+}
+
+// The topics one outbox table's rows go to: one fixed topic, which must exist, or a
+// template, whose matching topics are listed.
+CheckLine JudgeTableTopics(const PreflightOptions& options, const TableName& table,
+                           const absl::StatusOr<cdc::TableFacts>* facts,
+                           const KafkaFindings& kafka) {
+  std::string what = absl::StrCat("topics of ", table.qualified());
+  if (facts == nullptr || !facts->ok() || !(*facts)->exists) {
+    return CheckLine::Fail(what, "not checked: the outbox table could not be read");
+  }
+  absl::StatusOr<BoundRelation> bound =
+      BoundRelation::Bind((*facts)->shape, options.columns, options.topic);
+  if (!bound.ok()) {
+    return CheckLine::Fail(what, absl::StrCat("not checked: ", bound.status().message()));
+  }
+  if (std::optional<std::string> topic = bound->fixed_topic()) {
+    return TopicExists(kafka, *topic)
+               ? CheckLine::Ok(
+                     what, absl::StrCat("every row goes to ", *topic, ", which exists"))
+               : CheckLine::Fail(what,
+                                 absl::StrCat("every row goes to ", *topic,
+                                              ", which does not exist: create it, or "
+                                              "enable auto.create.topics.enable on "
+                                              "the brokers"));
+  }
+  std::vector<std::string> matching;
+  for (const std::string& t : kafka.topics) {
+    if (bound->CouldRouteTo(t)) matching.push_back(t);
+  }
+  return CheckLine::Ok(
+      what, absl::StrCat("chosen per row by ", options.topic, "; ", matching.size(),
+                         " existing topic(s) match", matching.empty() ? "" : ": ",
+                         absl::StrJoin(matching, ", "),
+                         "; rows for a missing topic halt or go to the "
+                         "dead-letter topic (--on-error)"));
+}
+
+// Exactly-once's checkpoint topic: present, or created at start, or missing.
+CheckLine JudgeCheckpointTopic(const PreflightOptions& options,
+                               const KafkaFindings& kafka) {
+  const std::string& cp = options.checkpoint_topic;
+  if (TopicExists(kafka, cp)) {
+    return CheckLine::Ok(
+        "checkpoint topic",
+        absl::StrCat(cp, " exists (it must be compacted: cleanup.policy=compact)"));
+  }
+  if (options.create) {
+    return CheckLine::Ok("checkpoint topic",
+                         absl::StrCat(cp,
+                                      " does not exist; the publisher creates it "
+                                      "(compacted, one partition) at start"));
+  }
+  return CheckLine::Fail("checkpoint topic",
+                         absl::StrCat(cp,
+                                      " does not exist and --create=false: create it "
+                                      "compacted (cleanup.policy=compact, one "
+                                      "partition, replication factor 3)"));
+}
+
+}  // namespace
+
 std::vector<CheckLine> JudgeKafka(const PreflightOptions& options, const PgFindings& pg,
                                   const KafkaFindings& kafka) {
   std::vector<CheckLine> out;
@@ -27,50 +93,14 @@ std::vector<CheckLine> JudgeKafka(const PreflightOptions& options, const PgFindi
   out.push_back(CheckLine::Ok(
       "Kafka brokers",
       absl::StrCat(kafka.brokers, " broker(s) answered at ", options.brokers)));
-  auto exists = [&](const std::string& topic) {
-    return std::find(kafka.topics.begin(), kafka.topics.end(), topic) !=
-           kafka.topics.end();
-  };
   for (size_t i = 0; i < options.tables.size(); ++i) {
-    std::string what = absl::StrCat("topics of ", options.tables[i].qualified());
-    if (i >= pg.tables.size() || !pg.tables[i].ok() || !pg.tables[i]->exists) {
-      out.push_back(
-          CheckLine::Fail(what, "not checked: the outbox table could not be read"));
-      continue;
-    }
-    absl::StatusOr<BoundRelation> bound =
-        BoundRelation::Bind(pg.tables[i]->shape, options.columns, options.topic);
-    if (!bound.ok()) {
-      out.push_back(
-          CheckLine::Fail(what, absl::StrCat("not checked: ", bound.status().message())));
-      continue;
-    }
-    if (std::optional<std::string> topic = bound->fixed_topic()) {
-      out.push_back(
-          exists(*topic)
-              ? CheckLine::Ok(
-                    what, absl::StrCat("every row goes to ", *topic, ", which exists"))
-              : CheckLine::Fail(what,
-                                absl::StrCat("every row goes to ", *topic,
-                                             ", which does not exist: create it, or "
-                                             "enable auto.create.topics.enable on the "
-                                             "brokers")));
-      continue;
-    }
-    std::vector<std::string> matching;
-    for (const std::string& t : kafka.topics) {
-      if (bound->CouldRouteTo(t)) matching.push_back(t);
-    }
-    out.push_back(CheckLine::Ok(
-        what, absl::StrCat("chosen per row by ", options.topic, "; ", matching.size(),
-                           " existing topic(s) match", matching.empty() ? "" : ": ",
-                           absl::StrJoin(matching, ", "),
-                           "; rows for a missing topic halt or go to the "
-                           "dead-letter topic (--on-error)")));
+    out.push_back(JudgeTableTopics(options, options.tables[i],
+                                   i < pg.tables.size() ? &pg.tables[i] : nullptr,
+                                   kafka));
   }
   if (options.on_error == OnError::kDeadLetter) {
     const std::string& dl = options.dead_letter_topic;
-    out.push_back(exists(dl)
+    out.push_back(TopicExists(kafka, dl)
                       ? CheckLine::Ok("dead-letter topic", absl::StrCat(dl, " exists"))
                       : CheckLine::Fail("dead-letter topic",
                                         absl::StrCat(dl,
@@ -78,27 +108,7 @@ std::vector<CheckLine> JudgeKafka(const PreflightOptions& options, const PgFindi
                                                      "letter that cannot be stored halts "
                                                      "the publisher)")));
   }
-  if (options.exactly_once) {
-    const std::string& cp = options.checkpoint_topic;
-    if (exists(cp)) {
-      out.push_back(
-          CheckLine::Ok("checkpoint topic", absl::StrCat(cp,
-                                                         " exists (it must be compacted: "
-                                                         "cleanup.policy=compact)")));
-    } else if (options.create) {
-      out.push_back(CheckLine::Ok(
-          "checkpoint topic", absl::StrCat(cp,
-                                           " does not exist; the publisher creates it "
-                                           "(compacted, one partition) at start")));
-    } else {
-      out.push_back(
-          CheckLine::Fail("checkpoint topic",
-                          absl::StrCat(cp,
-                                       " does not exist and --create=false: create it "
-                                       "compacted (cleanup.policy=compact, one "
-                                       "partition, replication factor 3)")));
-    }
-  }
+  if (options.exactly_once) out.push_back(JudgeCheckpointTopic(options, kafka));
   return out;
 }
 

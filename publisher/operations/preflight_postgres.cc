@@ -275,6 +275,33 @@ void JudgeSlot(const PreflightOptions& options, const PgFindings& pg,
   out->push_back(CheckLine::Ok(what, detail));
 }
 
+// One other host of a multi-host --pg: whether its promotion would keep the slot.
+CheckLine JudgeOtherHost(const StandbyFindings& o, bool failover_slots,
+                         const std::string& slot) {
+  std::string what = absl::StrCat("standby ", o.server);
+  if (!o.connect.ok()) {
+    return CheckLine::Fail(what, absl::StrCat("cannot connect (", o.connect.message(),
+                                              "): whether a promotion of it keeps the "
+                                              "slot is unknown"));
+  }
+  if (!failover_slots) {
+    return CheckLine::Ok(what, "a standby; it cannot carry the slot (see standbys)");
+  }
+  if (!o.slot.ok()) {
+    return CheckLine::Fail(
+        what, absl::StrCat("cannot read its slots: ", o.slot.status().message()));
+  }
+  if (!o.slot->exists || !o.slot->synced) {
+    return CheckLine::Fail(
+        what, absl::StrCat("has no synchronized copy of slot ", slot,
+                           ": a promotion of it would be a gap; make the slot a failover "
+                           "slot and set on this standby sync_replication_slots = on, "
+                           "hot_standby_feedback = on, primary_slot_name, and a dbname "
+                           "in primary_conninfo"));
+  }
+  return CheckLine::Ok(what, absl::StrCat("carries a synchronized copy of slot ", slot));
+}
+
 // What a promotion of a standby would do to the slot: on 17+, whether the slot is a
 // failover slot, whether the primary waits for its standbys before sending changes,
 // and whether each standby of a multi-host --pg carries a synchronized copy.
@@ -333,30 +360,7 @@ void JudgeFailover(const PreflightOptions& options, const PgFindings& pg,
     }
   }
   for (const StandbyFindings& o : pg.others) {
-    std::string what = absl::StrCat("standby ", o.server);
-    if (!o.connect.ok()) {
-      out->push_back(
-          CheckLine::Fail(what, absl::StrCat("cannot connect (", o.connect.message(),
-                                             "): whether a promotion of it keeps the "
-                                             "slot is unknown")));
-    } else if (!failover_slots) {
-      out->push_back(
-          CheckLine::Ok(what, "a standby; it cannot carry the slot (see standbys)"));
-    } else if (!o.slot.ok()) {
-      out->push_back(CheckLine::Fail(
-          what, absl::StrCat("cannot read its slots: ", o.slot.status().message())));
-    } else if (!o.slot->exists || !o.slot->synced) {
-      out->push_back(CheckLine::Fail(
-          what,
-          absl::StrCat("has no synchronized copy of slot ", slot,
-                       ": a promotion of it would be a gap; make the slot a failover "
-                       "slot and set on this standby sync_replication_slots = on, "
-                       "hot_standby_feedback = on, primary_slot_name, and a dbname "
-                       "in primary_conninfo")));
-    } else {
-      out->push_back(CheckLine::Ok(
-          what, absl::StrCat("carries a synchronized copy of slot ", slot)));
-    }
+    out->push_back(JudgeOtherHost(o, failover_slots, slot));
   }
 }
 

@@ -114,6 +114,45 @@ Flag Bool(const char* name, const char* group, const char* help, bool Config::*m
           [member](const Config& c) { return ShowBool(c.*member); }};
 }
 
+// --state-table: where the publisher records its slot (schema.table, or "").
+Flag StateTableFlag() {
+  return {"state-table",
+          kPostgres,
+          "TABLE",
+          "the publisher's record of its slot, which detects a gap after a failover or a "
+          "lost slot (\"\" = none)",
+          [](Config& c, absl::string_view v) -> absl::Status {
+            if (!v.empty()) {
+              std::vector<std::string> parts = absl::StrSplit(v, '.');
+              if (parts.size() > 2 ||
+                  std::any_of(parts.begin(), parts.end(),
+                              [](const std::string& p) { return p.empty(); })) {
+                return BadFlagValue("state-table", v,
+                                    "expected table or schema.table, or \"\"");
+              }
+            }
+            c.state_table = std::string(v);
+            return absl::OkStatus();
+          },
+          [](const Config& c) { return c.state_table; }};
+}
+
+// --on-slot-gap: what a new slot after a published one means.
+Flag OnSlotGapFlag() {
+  return {"on-slot-gap",
+          kPostgres,
+          "stop|republish|skip",
+          "when the slot is new but the state table says an old one was published from: "
+          "stop (exit 2), republish (from the outbox table) or skip",
+          [](Config& c, absl::string_view v) -> absl::Status {
+            absl::StatusOr<OnSlotGap> g = ParseOnSlotGap(v);
+            if (!g.ok()) return BadFlagValue("on-slot-gap", v, g.status().message());
+            c.on_slot_gap = *g;
+            return absl::OkStatus();
+          },
+          [](const Config& c) { return std::string(OnSlotGapName(c.on_slot_gap)); }};
+}
+
 std::vector<Flag> PostgresFlags() {
   return {
       {"pg", kPostgres, "CONNINFO",
@@ -153,33 +192,8 @@ std::vector<Flag> PostgresFlags() {
            "create the slot as a failover slot on PostgreSQL 17+ (a standby with "
            "sync_replication_slots carries it across a promotion)",
            &Config::failover_slot),
-      {"state-table", kPostgres, "TABLE",
-       "the publisher's record of its slot, which detects a gap after a failover or a "
-       "lost slot (\"\" = none)",
-       [](Config& c, absl::string_view v) -> absl::Status {
-         if (!v.empty()) {
-           std::vector<std::string> parts = absl::StrSplit(v, '.');
-           if (parts.size() > 2 ||
-               std::any_of(parts.begin(), parts.end(),
-                           [](const std::string& p) { return p.empty(); })) {
-             return BadFlagValue("state-table", v,
-                                 "expected table or schema.table, or \"\"");
-           }
-         }
-         c.state_table = std::string(v);
-         return absl::OkStatus();
-       },
-       [](const Config& c) { return c.state_table; }},
-      {"on-slot-gap", kPostgres, "stop|republish|skip",
-       "when the slot is new but the state table says an old one was published from: "
-       "stop (exit 2), republish (from the outbox table) or skip",
-       [](Config& c, absl::string_view v) -> absl::Status {
-         absl::StatusOr<OnSlotGap> g = ParseOnSlotGap(v);
-         if (!g.ok()) return BadFlagValue("on-slot-gap", v, g.status().message());
-         c.on_slot_gap = *g;
-         return absl::OkStatus();
-       },
-       [](const Config& c) { return std::string(OnSlotGapName(c.on_slot_gap)); }},
+      StateTableFlag(),
+      OnSlotGapFlag(),
       {"message-prefix", kPostgres, "PREFIX",
        "also publish transactional logical decoding messages with this prefix",
        [](Config& c, absl::string_view v) -> absl::Status {

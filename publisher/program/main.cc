@@ -57,6 +57,61 @@ int Fail(common::Logger& log, int code, absl::string_view what,
   return code;
 }
 
+// The build_info metric's labels: the versions of the publisher and its libraries.
+std::vector<std::pair<std::string, std::string>> VersionInfo() {
+  std::vector<std::pair<std::string, std::string>> info;
+  for (const auto& [k, v] : VersionFields())
+    info.emplace_back(k, std::get<std::string>(v));
+  return info;
+}
+
+// The labels of every metric: the slot, and the shard with --shard.
+std::vector<std::pair<std::string, std::string>> MetricLabels(const Config& config) {
+  std::vector<std::pair<std::string, std::string>> labels = {{"slot", config.slot}};
+  if (config.shard) {
+    labels.emplace_back("shard",
+                        absl::StrCat(config.shard->index, "/", config.shard->count));
+  }
+  return labels;
+}
+
+// /metrics, /healthz, /readyz and /livez with --metrics-port; null without.
+absl::StatusOr<std::unique_ptr<common::MetricsServer>> StartMetricsServer(
+    const Config& config, Metrics& metrics, common::Logger& log) {
+  if (config.metrics_port == 0) return nullptr;
+  absl::StatusOr<std::unique_ptr<common::MetricsServer>> server =
+      common::MetricsServer::Start(
+          config.metrics_address, config.metrics_port,
+          {[&metrics] { return metrics.RenderPrometheus(absl::Now()); },
+           [&metrics] {
+             HealthVerdict v = metrics.Health(absl::Now());
+             return v.ok ? std::string() : v.reason;
+           },
+           [&metrics] {
+             HealthVerdict v = metrics.Readiness(absl::Now());
+             return std::make_pair(v.ok, v.reason);
+           }});
+  if (server.ok()) {
+    log.Info(
+        "serving /metrics and /healthz (and /readyz, /livez)",
+        {{"address", config.metrics_address}, {"port", int64_t{config.metrics_port}}});
+  }
+  return server;
+}
+
+// The exit code of a run that ended on an error, logged.
+int FailedRun(common::Logger& log, const SupervisorResult& result) {
+  // A gap in the slot's history, even one found at a reconnect after a failover,
+  // is the operator's to decide (--on-slot-gap).
+  if (cdc::IsSlotGap(result.status)) {
+    return Fail(log, kExitConfig, "stopped: a gap in the slot's history", result.status);
+  }
+  return result.started
+             ? Fail(log, kExitRuntime, "stopped on an error", result.status)
+             : Fail(log, kExitConfig, "cannot start: fix the environment and restart",
+                    result.status);
+}
+
 int Main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   absl::StatusOr<Config> config = ParseConfig(args, common::ProcessEnvironment());
@@ -80,35 +135,11 @@ int Main(int argc, char** argv) {
   for (const std::string& warning : config->warnings) log.Warn(warning);
   InstallSignalHandlers();
 
-  std::vector<std::pair<std::string, std::string>> info;
-  for (const auto& [k, v] : VersionFields())
-    info.emplace_back(k, std::get<std::string>(v));
-  std::vector<std::pair<std::string, std::string>> labels = {{"slot", config->slot}};
-  if (config->shard) {
-    labels.emplace_back("shard",
-                        absl::StrCat(config->shard->index, "/", config->shard->count));
-  }
-  Metrics metrics(std::move(info), std::move(labels));
+  Metrics metrics(VersionInfo(), MetricLabels(*config));
   metrics.SetMaxRetainedWal(config->max_retained_wal);
-  std::unique_ptr<common::MetricsServer> server;
-  if (config->metrics_port != 0) {
-    absl::StatusOr<std::unique_ptr<common::MetricsServer>> s =
-        common::MetricsServer::Start(
-            config->metrics_address, config->metrics_port,
-            {[&metrics] { return metrics.RenderPrometheus(absl::Now()); },
-             [&metrics] {
-               HealthVerdict v = metrics.Health(absl::Now());
-               return v.ok ? std::string() : v.reason;
-             },
-             [&metrics] {
-               HealthVerdict v = metrics.Readiness(absl::Now());
-               return std::make_pair(v.ok, v.reason);
-             }});
-    if (!s.ok()) return Fail(log, kExitConfig, "cannot start", s.status());
-    server = std::move(*s);
-    log.Info("serving /metrics and /healthz (and /readyz, /livez)", {{"address", config->metrics_address},
-                                               {"port", int64_t{config->metrics_port}}});
-  }
+  absl::StatusOr<std::unique_ptr<common::MetricsServer>> server =
+      StartMetricsServer(*config, metrics, log);
+  if (!server.ok()) return Fail(log, kExitConfig, "cannot start", server.status());
 
   // Kafka is created (and must answer) before PostgreSQL is touched, so a failed
   // start never leaves a new slot behind pinning WAL.
@@ -129,18 +160,7 @@ int Main(int argc, char** argv) {
   supervisor.set_monitor(&metrics);
   SlotWatcher watcher(SlotWatcherOptionsFrom(*config), log, metrics, fault);
   SupervisorResult result = supervisor.Run(g_stop);
-  if (!result.status.ok()) {
-    // A gap in the slot's history, even one found at a reconnect after a
-    // failover, is the operator's to decide (--on-slot-gap).
-    if (cdc::IsSlotGap(result.status)) {
-      return Fail(log, kExitConfig, "stopped: a gap in the slot's history",
-                  result.status);
-    }
-    return result.started
-               ? Fail(log, kExitRuntime, "stopped on an error", result.status)
-               : Fail(log, kExitConfig, "cannot start: fix the environment and restart",
-                      result.status);
-  }
+  if (!result.status.ok()) return FailedRun(log, result);
   log.Info("stopped: everything acknowledged was confirmed",
            {{"confirmed_lsn", relay.stats().confirmed.ToString()}});
   return kExitOk;
