@@ -38,6 +38,15 @@ absl::Status CheckWalLevel(absl::string_view wal_level) {
                    "wal_level = logical and restart PostgreSQL"));
 }
 
+absl::Status CheckStandbyDecoding(int version_num) {
+  if (version_num >= kStandbyDecodingVersion) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "--pg names a standby of PostgreSQL ", version_num / 10000,
+      ", which cannot decode: logical decoding on a standby needs PostgreSQL 16 or "
+      "later. Point --pg at the primary (a multi-host conninfo with "
+      "target_session_attrs=read-write follows a failover)"));
+}
+
 absl::Status CheckPublication(const PublicationFacts& facts,
                               absl::string_view quoted_name,
                               const std::vector<std::string>& tables,
@@ -53,8 +62,10 @@ absl::Status CheckPublication(const PublicationFacts& facts,
   }
   if (!facts.publishes_insert) {
     return absl::FailedPreconditionError(
-        absl::StrCat("publication \"", name, "\" does not publish INSERTs: ALTER "
-                     "PUBLICATION ", quoted_name, " SET (publish = 'insert')"));
+        absl::StrCat("publication \"", name,
+                     "\" does not publish INSERTs: ALTER "
+                     "PUBLICATION ",
+                     quoted_name, " SET (publish = 'insert')"));
   }
   for (size_t i = 0; i < tables.size(); ++i) {
     if (std::find(facts.tables.begin(), facts.tables.end(), tables[i]) !=
@@ -92,22 +103,35 @@ absl::Status CheckPublication(const PublicationFacts& facts,
   return absl::OkStatus();
 }
 
+std::string InvalidationCause(absl::string_view invalidation) {
+  if (invalidation == "rows_removed" || invalidation == "conflicting") {
+    return ": on a standby, a recovery conflict: the primary removed catalog rows the "
+           "slot needed. Keep hot_standby_feedback on, through a physical slot "
+           "(primary_slot_name) that holds it while the standby is disconnected";
+  }
+  if (invalidation == "wal_level_insufficient") {
+    return ": the primary's wal_level was lowered below logical; set it back";
+  }
+  if (invalidation == "idle_timeout") {
+    return ": idle_replication_slot_timeout passed while nothing streamed it";
+  }
+  return "";
+}
+
 absl::Status CheckSlot(const SlotFacts& facts, absl::string_view literal_slot,
                        absl::string_view database, bool create) {
   const std::string& slot = facts.name;
   if (!facts.exists) {
     if (create) return absl::OkStatus();
-    return absl::FailedPreconditionError(
-        absl::StrCat("replication slot \"", slot, "\" does not exist: create it (",
-                     CreateSlotSql(literal_slot),
-                     ") or allow the publisher to create it"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "replication slot \"", slot, "\" does not exist: create it (",
+        CreateSlotSql(literal_slot), ") or allow the publisher to create it"));
   }
   std::string drop = DropSlotSql(literal_slot);
   if (facts.slot_type != "logical") {
-    return absl::FailedPreconditionError(
-        absl::StrCat("replication slot \"", slot, "\" is a ", facts.slot_type,
-                     " slot, not logical: choose another slot name or drop it (", drop,
-                     ")"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "replication slot \"", slot, "\" is a ", facts.slot_type,
+        " slot, not logical: choose another slot name or drop it (", drop, ")"));
   }
   if (facts.plugin != "pgoutput") {
     return absl::FailedPreconditionError(
@@ -119,6 +143,18 @@ absl::Status CheckSlot(const SlotFacts& facts, absl::string_view literal_slot,
         absl::StrCat("replication slot \"", slot, "\" belongs to database \"",
                      facts.database, "\", not \"", database,
                      "\": connect to that database or choose another slot name"));
+  }
+  // An invalidated slot reads wal_status lost whatever the cause (16+): a cause
+  // other than removed WAL is named as such.
+  if (!facts.invalidation.empty() && facts.invalidation != "wal_removed") {
+    return SlotGapError(absl::StrCat(
+        "replication slot \"", slot, "\" was invalidated (", facts.invalidation,
+        InvalidationCause(facts.invalidation),
+        "): it can no longer be streamed from, and events committed since its last "
+        "confirmation were never read; drop and recreate the slot and re-publish from "
+        "the outbox table: restart with --on-slot-gap=republish, which does both "
+        "(consumers deduplicate on id), or do it by hand (",
+        drop, "); --on-slot-gap=skip accepts the loss"));
   }
   if (facts.wal_status == "lost") {
     return SlotGapError(absl::StrCat(

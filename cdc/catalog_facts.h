@@ -73,10 +73,21 @@ struct SlotFacts {
   // nullopt before 17.
   std::optional<bool> failover;
   bool synced = false;
+  // Why the server invalidated the slot, "" while it is valid: 17+'s
+  // invalidation_reason (wal_removed, rows_removed, wal_level_insufficient,
+  // idle_timeout); on 16 "conflicting" for a recovery conflict on a standby
+  // (rows_removed or wal_level_insufficient). WAL removal also reads wal_status lost.
+  std::string invalidation = {};
 };
 
 // Failover slots (a standby carries the slot across a promotion) exist from 17.
 inline constexpr int kFailoverSlotsVersion = 170000;
+// Logical decoding on a standby: a standby of 16+ holds logical slots.
+inline constexpr int kStandbyDecodingVersion = 160000;
+
+// OK for a standby of `version_num` that can decode; kFailedPrecondition naming
+// the fix otherwise.
+absl::Status CheckStandbyDecoding(int version_num);
 
 // The SQL a user runs to create what the publisher would create.
 // `row_filter`: the WHERE clause of each table, a shard's (key_shard.h); "" for
@@ -103,9 +114,13 @@ absl::Status CheckPublication(const PublicationFacts& facts,
                               const std::vector<std::string>& quoted_tables, bool create,
                               absl::string_view row_filter = "");
 
+// Why a slot invalidated for `invalidation` (SlotFacts::invalidation) was, and
+// what prevents it: ": ..." to follow the reason, or "".
+std::string InvalidationCause(absl::string_view invalidation);
+
 // An existing slot must be a logical pgoutput slot of `database` that has not lost
-// WAL. A missing one is an error only when the publisher may not create it. A slot
-// that lost WAL is a gap (SlotGapError).
+// WAL nor been invalidated. A missing one is an error only when the publisher may not
+// create it. A slot that lost WAL is a gap (SlotGapError).
 absl::Status CheckSlot(const SlotFacts& facts, absl::string_view literal_slot,
                        absl::string_view database, bool create);
 

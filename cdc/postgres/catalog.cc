@@ -132,20 +132,25 @@ absl::StatusOr<SlotFacts> ReadSlotFacts(common::SqlConnection& sql,
   // synced from 17.
   bool has_wal_status = sql.server_version() >= 130000;
   bool has_failover = sql.server_version() >= kFailoverSlotsVersion;
+  // invalidation_reason from 17; conflicting (a standby's recovery conflict) from 16.
+  const char* invalidation = has_failover ? "invalidation_reason"
+                             : sql.server_version() >= kStandbyDecodingVersion
+                                 ? "CASE WHEN conflicting THEN 'conflicting' END"
+                                 : "NULL";
   ASSIGN_OR_RETURN(
       common::SqlRows rows,
       sql.Query(absl::StrCat(
           "SELECT slot_type, plugin, database, ", has_wal_status ? "wal_status" : "NULL",
           ", active, active_pid, "
-          "CASE WHEN pg_catalog.pg_is_in_recovery() THEN NULL ELSE "
-          "pg_catalog.pg_wal_lsn_diff(pg_catalog.pg_current_wal_lsn(), "
-          "restart_lsn)::bigint "
-          "END, ",
-          has_failover ? "failover, synced" : "NULL, NULL",
+          // What it keeps: up to the insert position, or a standby's replay position.
+          "pg_catalog.pg_wal_lsn_diff(CASE WHEN pg_catalog.pg_is_in_recovery() THEN "
+          "pg_catalog.pg_last_wal_replay_lsn() ELSE pg_catalog.pg_current_wal_lsn() END, "
+          "restart_lsn)::bigint, ",
+          has_failover ? "failover, synced, " : "NULL, NULL, ", invalidation,
           " FROM pg_catalog.pg_replication_slots WHERE slot_name = ",
           sql.Literal(slot))));
   if (rows.empty()) return f;
-  RETURN_IF_ERROR(Shape(rows, 9, "the replication slot query"));
+  RETURN_IF_ERROR(Shape(rows, 10, "the replication slot query"));
   const auto& r = rows[0];
   f.exists = true;
   f.slot_type = Text(r[0]);
@@ -157,6 +162,7 @@ absl::StatusOr<SlotFacts> ReadSlotFacts(common::SqlConnection& sql,
   if (r[6]) f.retained_bytes = Int(r[6]);
   if (r[7]) f.failover = Bool(r[7]);
   f.synced = Bool(r[8]);
+  f.invalidation = Text(r[9]);
   return f;
 }
 
@@ -236,11 +242,10 @@ absl::StatusOr<Lsn> CreateSlot(common::SqlConnection& sql, const std::string& sl
       absl::StrCat("CREATE_REPLICATION_SLOT ", sql.Quote(slot), " LOGICAL pgoutput");
   if (sql.server_version() >= 150000) {
     // The option list (15+); FAILOVER from 17.
-    absl::StrAppend(&command, " (SNAPSHOT '", how.use_snapshot ? "use" : "nothing", "'",
-                    how.failover && sql.server_version() >= kFailoverSlotsVersion
-                        ? ", FAILOVER"
-                        : "",
-                    ")");
+    absl::StrAppend(
+        &command, " (SNAPSHOT '", how.use_snapshot ? "use" : "nothing", "'",
+        how.failover && sql.server_version() >= kFailoverSlotsVersion ? ", FAILOVER" : "",
+        ")");
   } else {
     absl::StrAppend(&command, how.use_snapshot ? " USE_SNAPSHOT" : " NOEXPORT_SNAPSHOT");
   }
@@ -263,7 +268,8 @@ absl::Status EnableSlotFailover(common::SqlConnection& sql, const std::string& s
 
 absl::Status DropSlot(common::SqlConnection& sql, const std::string& slot) {
   absl::Status s = sql.Command(absl::StrCat("DROP_REPLICATION_SLOT ", sql.Quote(slot)));
-  if (!s.ok() && absl::StrContains(s.message(), "does not exist")) return absl::OkStatus();
+  if (!s.ok() && absl::StrContains(s.message(), "does not exist"))
+    return absl::OkStatus();
   return s;
 }
 

@@ -11,7 +11,10 @@
 namespace publisher {
 
 std::string FormatCheckLine(const CheckLine& line) {
-  return absl::StrCat(line.ok ? "ok    " : "FAIL  ", line.what, ": ", line.detail);
+  return absl::StrCat(!line.ok       ? "FAIL  "
+                      : line.warning ? "warn  "
+                                     : "ok    ",
+                      line.what, ": ", line.detail);
 }
 
 namespace {

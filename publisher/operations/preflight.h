@@ -34,6 +34,8 @@ struct PreflightOptions {
   std::vector<TableName> tables;
   bool create = true;
   bool failover_slot = true;
+  bool state_table = true;  // --state-table is not "".
+  std::string pg_primary;   // --pg-primary, read when --pg is a standby.
   std::string brokers;
   std::string topic;  // The topic template.
   ColumnMapping columns;
@@ -52,6 +54,10 @@ struct CheckLine {
   static CheckLine Fail(std::string what, std::string detail) {
     return {false, std::move(what), std::move(detail)};
   }
+  // Passes, but names a risk and how to remove it.
+  static CheckLine Warn(std::string what, std::string detail) {
+    return {true, std::move(what), std::move(detail), /*warning=*/true};
+  }
   // Ok with `ok_detail`, or Fail with the status's message.
   static CheckLine From(std::string what, const absl::Status& s, std::string ok_detail) {
     if (s.ok()) return Ok(std::move(what), std::move(ok_detail));
@@ -61,9 +67,10 @@ struct CheckLine {
   bool ok = false;
   std::string what;    // "wal_level", "table public.outbox", ...
   std::string detail;  // What was found; for a FAIL, the problem and the fix.
+  bool warning = false;
 };
 
-// "ok    what: detail" or "FAIL  what: detail".
+// "ok    what: detail", "warn  what: detail" or "FAIL  what: detail".
 std::string FormatCheckLine(const CheckLine& line);
 
 // What --check read from one other server of a multi-host --pg: whether it is a
@@ -94,6 +101,15 @@ struct ShardFindings {
   std::vector<absl::StatusOr<ShardCoverage>> coverage;
 };
 
+// What --check read when --pg is a standby (publishing from a standby): the
+// settings that keep its slot valid, and through --pg-primary the primary's
+// wal_level.
+struct PublishingStandbyFindings {
+  bool hot_standby_feedback = false;
+  std::string primary_slot_name;  // "" = the standby streams without a physical slot.
+  absl::StatusOr<std::string> primary_wal_level = absl::NotFoundError("no --pg-primary");
+};
+
 struct PgFindings {
   absl::Status connect;  // The plain connection; nothing else is read without it.
   absl::StatusOr<cdc::ServerFacts> server = absl::UnknownError("not read");
@@ -108,7 +124,8 @@ struct PgFindings {
   std::string literal_slot;
   std::vector<StandbyFindings> others;  // The other hosts of a multi-host --pg.
   std::string quoted_key_column;
-  std::optional<ShardFindings> shards;  // With --shard.
+  std::optional<ShardFindings> shards;               // With --shard.
+  std::optional<PublishingStandbyFindings> standby;  // When --pg is a standby.
 };
 
 // What --check read from Kafka.

@@ -32,13 +32,14 @@ void JudgeServer(const cdc::ServerFacts& s, bool slot_exists,
     out->push_back(
         CheckLine::Ok("server version", absl::StrCat("PostgreSQL ", s.version)));
   }
-  out->push_back(
-      !s.in_recovery
-          ? CheckLine::Ok("primary", "the server is a primary (not in recovery)")
-          : CheckLine::Fail("primary",
-                            "the server is a standby in recovery: point --pg at the "
-                            "primary (logical slots on a standby need PostgreSQL 16 and "
-                            "cannot be created there by this publisher)"));
+  if (!s.in_recovery) {
+    out->push_back(CheckLine::Ok("primary", "the server is a primary (not in recovery)"));
+  } else {
+    out->push_back(CheckLine::From(
+        "standby", cdc::CheckStandbyDecoding(s.version_num),
+        "the server is a standby: the slot is created and decoded here, and the primary "
+        "decodes nothing (publishing from a standby)"));
+  }
   out->push_back(
       CheckLine::From("wal_level", cdc::CheckWalLevel(s.wal_level), "logical"));
   std::string slots = absl::StrCat(s.replication_slots_used, " of max_replication_slots ",
@@ -133,6 +134,20 @@ void JudgePublication(const PreflightOptions& options, const PgFindings& pg,
   if (pg.publication->exists) {
     out->push_back(CheckLine::Ok(
         what, absl::StrCat("publishes INSERTs of ", absl::StrJoin(tables, ", "))));
+    return;
+  }
+  if (pg.standby) {
+    std::string sql =
+        cdc::CreatePublicationSql(pg.quoted_publication, pg.quoted_tables, filter);
+    out->push_back(
+        options.create && !options.pg_primary.empty()
+            ? CheckLine::Ok(what,
+                            "does not exist yet; the publisher creates it on the "
+                            "primary (--pg-primary) at start")
+            : CheckLine::Fail(what, absl::StrCat("does not exist on this standby, and a "
+                                                 "standby cannot create one: run on the "
+                                                 "primary ",
+                                                 sql, ", or give --pg-primary")));
     return;
   }
   // --create: the publisher creates it at start, which takes ownership of every table.
@@ -302,6 +317,55 @@ CheckLine JudgeOtherHost(const StandbyFindings& o, bool failover_slots,
   return CheckLine::Ok(what, absl::StrCat("carries a synchronized copy of slot ", slot));
 }
 
+// Publishing from a standby: what keeps its slot valid (a recovery conflict or the
+// primary's wal_level invalidates it), where the state table is written, and what
+// a failover means for a slot that cannot be a failover slot.
+void JudgeStandby(const PreflightOptions& options, const PublishingStandbyFindings& s,
+                  std::vector<CheckLine>* out) {
+  out->push_back(
+      s.hot_standby_feedback
+          ? CheckLine::Ok("hot_standby_feedback", "on")
+          : CheckLine::Warn("hot_standby_feedback",
+                            "off: the primary's VACUUM may remove catalog rows the slot "
+                            "needs, which invalidates it (rows_removed, a gap): set "
+                            "hot_standby_feedback = on on this standby"));
+  out->push_back(
+      !s.primary_slot_name.empty()
+          ? CheckLine::Ok("primary_slot_name",
+                          absl::StrCat(s.primary_slot_name,
+                                       ": the primary keeps the standby's feedback while "
+                                       "it is disconnected"))
+          : CheckLine::Warn("primary_slot_name",
+                            "none: while this standby is disconnected, its feedback no "
+                            "longer holds back the primary's VACUUM and the slot can be "
+                            "invalidated; stream through a physical slot "
+                            "(primary_slot_name)"));
+  if (!s.primary_wal_level.ok()) {
+    out->push_back(CheckLine::Warn(
+        "primary wal_level",
+        options.pg_primary.empty()
+            ? "not checked (no --pg-primary): it must stay logical, or every logical "
+              "slot of its standbys is invalidated (wal_level_insufficient)"
+            : absl::StrCat("cannot read it through --pg-primary: ",
+                           s.primary_wal_level.status().message())));
+  } else {
+    out->push_back(
+        CheckLine::From("primary wal_level", cdc::CheckWalLevel(*s.primary_wal_level),
+                        absl::StrCat(*s.primary_wal_level, " (through --pg-primary)")));
+  }
+  if (options.state_table && options.pg_primary.empty()) {
+    out->push_back(
+        CheckLine::Warn("state table",
+                        "a standby cannot write it and there is no --pg-primary: a lost "
+                        "standby (and its slot) would go unnoticed; give --pg-primary"));
+  }
+  out->push_back(CheckLine::Ok(
+      "failover slot",
+      "a standby's slot cannot be a failover slot: a promotion of this standby keeps "
+      "it; a primary failover keeps it when this standby follows the new primary; "
+      "losing this standby loses it (a gap: --on-slot-gap)"));
+}
+
 // What a promotion of a standby would do to the slot: on 17+, whether the slot is a
 // failover slot, whether the primary waits for its standbys before sending changes,
 // and whether each standby of a multi-host --pg carries a synchronized copy.
@@ -430,7 +494,11 @@ std::vector<CheckLine> JudgePostgres(const PreflightOptions& options,
   JudgePublication(options, pg, tables, &out);
   JudgeShards(options, pg, &out);
   JudgeSlot(options, pg, pg.server->database, &out);
-  JudgeFailover(options, pg, &out);
+  if (pg.standby) {
+    JudgeStandby(options, *pg.standby, &out);
+  } else {
+    JudgeFailover(options, pg, &out);
+  }
   return out;
 }
 

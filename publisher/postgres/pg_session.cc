@@ -9,6 +9,7 @@
 #include "publisher/mapping/mapper.h"
 #include "publisher/mapping/message_events.h"
 #include "publisher/postgres/slot_setup.h"
+#include "publisher/postgres/standby.h"
 
 namespace publisher {
 namespace {
@@ -49,10 +50,29 @@ absl::StatusOr<Session> PgSessionSource::Open() {
         "is ",
         stream->server_version()));
   }
-  RETURN_IF_ERROR(cdc::EnsurePublication(stream->sql(), options_.source.publication,
-                                         tables, options_.create, options_.source.shard,
-                                         options_.source.key_column));
-  RETURN_IF_ERROR(PrepareSlot(*stream, options_, id.database, log_, republish_sinks_));
+  // A standby (PostgreSQL 16+) decodes its own copy of the WAL; what it cannot
+  // write (the publication, the state table) is written on its primary.
+  SlotServers servers;
+  ASSIGN_OR_RETURN(servers.standby, InRecovery(stream->sql()));
+  std::unique_ptr<common::SqlConnection> primary;
+  if (servers.standby) {
+    RETURN_IF_ERROR(cdc::CheckStandbyDecoding(stream->server_version()));
+    if (!options_.source.pg_primary.empty()) {
+      ASSIGN_OR_RETURN(primary, ConnectPrimary(options_.source.pg_primary, id.system_id,
+                                               SetupTimeout(options_)));
+      servers.primary = primary.get();
+    }
+    RETURN_IF_ERROR(EnsurePublicationOnStandby(
+        stream->sql(), servers.primary, options_.source.publication, tables,
+        options_.create, options_.source.shard, options_.source.key_column,
+        SetupTimeout(options_)));
+  } else {
+    RETURN_IF_ERROR(cdc::EnsurePublication(stream->sql(), options_.source.publication,
+                                           tables, options_.create, options_.source.shard,
+                                           options_.source.key_column));
+  }
+  RETURN_IF_ERROR(
+      PrepareSlot(*stream, options_, id.database, log_, republish_sinks_, servers));
 
   if (!options_.message_prefix.empty()) {
     RETURN_IF_ERROR(MessageEvents::Bind(options_.columns, options_.topic).status());
@@ -71,7 +91,8 @@ absl::StatusOr<Session> PgSessionSource::Open() {
   RETURN_IF_ERROR(stream->Start(start));
   log_.Info("streaming", {{"slot", options_.source.slot},
                           {"database", id.database},
-                          {"server_version", int64_t{stream->server_version()}}});
+                          {"server_version", int64_t{stream->server_version()}},
+                          {"standby", servers.standby}});
   Session session{std::move(stream), id.database, id.system_id, id.timeline};
   session.history = std::move(history);
   return session;

@@ -19,6 +19,9 @@ namespace publisher {
 // Where the outbox is read from: both shells' connection and objects.
 struct OutboxSource {
   std::string pg;  // --pg: libpq conninfo or URI; "" = PG* environment.
+  // --pg-primary: the primary, when `pg` is a standby; "" = none (docs/operations.md,
+  // "Publishing from a standby").
+  std::string pg_primary;
   std::string slot;
   std::string publication;
   std::vector<TableName> tables;

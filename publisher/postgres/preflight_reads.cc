@@ -56,6 +56,38 @@ std::vector<StandbyFindings> ReadOtherServers(const std::string& conninfo,
   return out;
 }
 
+// A standby's settings that keep its slot valid, and the primary's wal_level
+// through --pg-primary.
+PublishingStandbyFindings ReadStandby(common::SqlConnection& c,
+                                      const PreflightOptions& options) {
+  PublishingStandbyFindings f;
+  absl::StatusOr<common::SqlRows> r = c.Query(
+      "SELECT current_setting('hot_standby_feedback'), "
+      "current_setting('primary_slot_name')");
+  if (r.ok() && r->size() == 1 && (*r)[0].size() == 2) {
+    f.hot_standby_feedback = (*r)[0][0].value_or("off") == "on";
+    f.primary_slot_name = (*r)[0][1].value_or("");
+  }
+  if (options.pg_primary.empty()) return f;
+  absl::StatusOr<std::unique_ptr<common::SqlConnection>> primary =
+      common::SqlConnection::Connect(options.pg_primary,
+                                     common::SqlConnection::Mode::kPlain,
+                                     "outbox-publisher --check", kConnectTimeoutSeconds);
+  if (!primary.ok()) {
+    f.primary_wal_level = primary.status();
+    return f;
+  }
+  (*primary)->set_answer_timeout(kAnswerTimeout);
+  absl::StatusOr<common::SqlRows> level =
+      (*primary)->Query("SELECT current_setting('wal_level')");
+  if (!level.ok()) {
+    f.primary_wal_level = level.status();
+  } else if (level->size() == 1 && !(*level)[0].empty() && (*level)[0][0]) {
+    f.primary_wal_level = *(*level)[0][0];
+  }
+  return f;
+}
+
 // Sample keys of the key column's type: generated ones, NULL, and (some of) the
 // table's own.
 std::string SampleKeys(common::SqlConnection& c, const TableName& table,
@@ -170,6 +202,7 @@ PgFindings ReadPgFindings(const std::string& conninfo, const PreflightOptions& o
   pg.quoted_key_column = c.Quote(options.columns.key);
   if (options.shard && pg.server.ok() && pg.server->version_num >= 150000)
     pg.shards = ReadShards(c, options);
+  if (pg.server.ok() && pg.server->in_recovery) pg.standby = ReadStandby(c, options);
   return pg;
 }
 

@@ -39,9 +39,9 @@ absl::Status SlotRecords::Ensure(bool create) {
   if (rows.empty()) {
     std::string ddl = StateTableSql(quoted_table_);
     if (!create) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "the publisher's state table ", quoted_table_,
-          " does not exist and --create=false: create it (", ddl, ")"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("the publisher's state table ", quoted_table_,
+                       " does not exist and --create=false: create it (", ddl, ")"));
     }
     absl::Status s = sql_.Command(ddl);
     if (!s.ok()) {
@@ -68,7 +68,8 @@ absl::StatusOr<SlotRecord> SlotRecords::Read() {
                        quoted_table_, " WHERE slot_name = ", slot_literal_)));
   SlotRecord r;
   if (rows.empty()) return r;
-  if (rows[0].size() != 3) return absl::DataLossError("the state table has another shape");
+  if (rows[0].size() != 3)
+    return absl::DataLossError("the state table has another shape");
   r.exists = true;
   if (rows[0][0]) {
     uint64_t xid = 0;
@@ -86,28 +87,33 @@ absl::Status SlotRecords::Write(std::optional<uint64_t> published_below_xid,
   return sql_.Command(absl::StrCat(
       "INSERT INTO ", quoted_table_,
       " AS r (slot_name, published_below_xid, recovering, updated_at) VALUES (",
-      slot_literal_, ", ", Horizon(published_below_xid), ", ", recovering ? "true" : "false",
+      slot_literal_, ", ", Horizon(published_below_xid), ", ",
+      recovering ? "true" : "false",
       ", now()) ON CONFLICT (slot_name) DO UPDATE SET published_below_xid = "
-      "EXCLUDED.published_below_xid, recovering = EXCLUDED.recovering, updated_at = now()"));
+      "EXCLUDED.published_below_xid, recovering = EXCLUDED.recovering, updated_at = "
+      "now()"));
 }
 
 absl::Status SlotRecords::Advance(uint64_t published_below_xid) {
   // Only ever raised (an unknown one becomes known), and never while a
   // re-publication is under way: its end sets the horizon itself.
   return sql_.Command(absl::StrCat(
-      "UPDATE ", quoted_table_, " SET published_below_xid = GREATEST(published_below_xid, ",
-      published_below_xid, "), updated_at = now() WHERE slot_name = ", slot_literal_,
-      " AND NOT recovering"));
+      "UPDATE ", quoted_table_,
+      " SET published_below_xid = GREATEST(published_below_xid, ", published_below_xid,
+      "), updated_at = now() WHERE slot_name = ", slot_literal_, " AND NOT recovering"));
 }
 
 absl::StatusOr<std::pair<uint64_t, cdc::Lsn>> ReadHorizonCandidate(
     common::SqlConnection& sql) {
   // One statement: its snapshot is taken before the function reads the insert
-  // position.
+  // position. On a standby, the snapshot is of what it replayed, and the position
+  // its replay's (the insert position cannot be read there).
   ASSIGN_OR_RETURN(common::SqlRows rows,
                    sql.Query("SELECT pg_catalog.pg_snapshot_xmin("
                              "pg_catalog.pg_current_snapshot())::text, "
-                             "pg_catalog.pg_current_wal_insert_lsn()::text"));
+                             "(CASE WHEN pg_catalog.pg_is_in_recovery() THEN "
+                             "pg_catalog.pg_last_wal_replay_lsn() ELSE "
+                             "pg_catalog.pg_current_wal_insert_lsn() END)::text"));
   uint64_t xid = 0;
   if (rows.size() != 1 || rows[0].size() != 2 || !rows[0][0] || !rows[0][1] ||
       !absl::SimpleAtoi(*rows[0][0], &xid)) {

@@ -8,7 +8,8 @@
 //     updated_at          timestamptz NOT NULL DEFAULT now());
 //
 // Written over any connection to the primary: the replication connection while a
-// session is set up, the slot watcher's while it streams.
+// session is set up, the slot watcher's while it streams; when the publisher
+// streams from a standby, the connection to --pg-primary.
 #ifndef PUBLISHER_POSTGRES_SLOT_RECORDS_H_
 #define PUBLISHER_POSTGRES_SLOT_RECORDS_H_
 
@@ -53,7 +54,8 @@ class SlotRecords {
 };
 
 // A horizon candidate (publisher/recovery/horizon.h): the xmin of a snapshot taken
-// now (as a 64-bit id) and the WAL insert position after it.
+// now (as a 64-bit id) and the WAL insert position after it (a standby's replay
+// position).
 [[nodiscard]] absl::StatusOr<std::pair<uint64_t, cdc::Lsn>> ReadHorizonCandidate(
     common::SqlConnection& sql);
 

@@ -12,6 +12,7 @@
 #include "publisher/mapping/mapper.h"
 #include "publisher/postgres/outbox_rows.h"
 #include "publisher/postgres/slot_records.h"
+#include "publisher/postgres/standby.h"
 #include "publisher/recovery/republisher.h"
 
 namespace publisher {
@@ -20,14 +21,22 @@ namespace {
 class SlotSetup {
  public:
   SlotSetup(cdc::ReplicationStream& stream, const PgSessionOptions& options,
-            const std::string& database, common::Logger& log, SinkFactory* sinks)
+            const std::string& database, common::Logger& log, SinkFactory* sinks,
+            const SlotServers& servers)
       : sql_(stream.sql()),
+        state_sql_(servers.primary != nullptr ? *servers.primary : stream.sql()),
+        standby_(servers.standby),
         options_(options),
         database_(database),
         log_(log),
         sinks_(sinks) {
-    if (options_.state_table) {
-      records_.emplace(sql_, *options_.state_table, options_.source.slot);
+    if (options_.state_table && standby_ && servers.primary == nullptr) {
+      log_.Warn(
+          "publishing from a standby without --pg-primary: no state table, so a "
+          "lost slot (a lost standby) would not be noticed",
+          {{"slot", options_.source.slot}});
+    } else if (options_.state_table) {
+      records_.emplace(state_sql_, *options_.state_table, options_.source.slot);
     }
   }
 
@@ -50,9 +59,10 @@ class SlotSetup {
       // that may not create it, --create=false): loudly, since a gap then goes
       // unnoticed.
       if (absl::Status s = records_->Ensure(options_.create); !s.ok()) {
-        log_.Warn("no state table: a lost slot or a failover without a failover slot "
-                  "would not be noticed",
-                  {{"error", std::string(s.message())}});
+        log_.Warn(
+            "no state table: a lost slot or a failover without a failover slot "
+            "would not be noticed",
+            {{"error", std::string(s.message())}});
         records_.reset();
       }
     }
@@ -96,7 +106,7 @@ class SlotSetup {
     // snapshot taken before it.
     std::optional<uint64_t> horizon;
     if (records_) {
-      ASSIGN_OR_RETURN(auto candidate, ReadHorizonCandidate(sql_));
+      ASSIGN_OR_RETURN(auto candidate, ReadHorizonCandidate(state_sql_));
       horizon = candidate.first;
     }
     if (!facts.exists) RETURN_IF_ERROR(Create(/*use_snapshot=*/false).status());
@@ -106,16 +116,19 @@ class SlotSetup {
 
  private:
   bool Failover() const {
-    return options_.failover_slot && sql_.server_version() >= cdc::kFailoverSlotsVersion;
+    return options_.failover_slot && !standby_ &&
+           sql_.server_version() >= cdc::kFailoverSlotsVersion;
   }
 
   absl::StatusOr<cdc::Lsn> Create(bool use_snapshot) {
     const std::string& slot = options_.source.slot;
+    std::optional<StandbySnapshotNudge> nudge;
+    if (standby_) nudge.emplace(options_.source.pg_primary, slot, log_);
     ASSIGN_OR_RETURN(cdc::Lsn at,
                      cdc::CreateSlot(sql_, slot, {Failover(), use_snapshot}));
-    log_.Info("created the replication slot", {{"slot", slot},
-                                               {"consistent_point", at.ToString()},
-                                               {"failover", Failover()}});
+    log_.Info(
+        "created the replication slot",
+        {{"slot", slot}, {"consistent_point", at.ToString()}, {"failover", Failover()}});
     return at;
   }
 
@@ -188,7 +201,9 @@ class SlotSetup {
     return absl::OkStatus();
   }
 
-  common::SqlConnection& sql_;
+  common::SqlConnection& sql_;        // The slot's server.
+  common::SqlConnection& state_sql_;  // The state table's: the primary.
+  const bool standby_;
   const PgSessionOptions& options_;
   const std::string& database_;
   common::Logger& log_;
@@ -200,8 +215,8 @@ class SlotSetup {
 
 absl::Status PrepareSlot(cdc::ReplicationStream& stream, const PgSessionOptions& options,
                          const std::string& database, common::Logger& log,
-                         SinkFactory* republish_sinks) {
-  return SlotSetup(stream, options, database, log, republish_sinks).Run();
+                         SinkFactory* republish_sinks, const SlotServers& servers) {
+  return SlotSetup(stream, options, database, log, republish_sinks, servers).Run();
 }
 
 }  // namespace publisher

@@ -8,6 +8,7 @@
 #include "cdc/postgres/catalog.h"
 #include "common/status_macros.h"
 #include "publisher/postgres/slot_records.h"
+#include "publisher/postgres/standby.h"
 
 namespace publisher {
 namespace {
@@ -43,7 +44,8 @@ void SlotWatcher::Loop() {
     lock.unlock();
     absl::Status s = Probe();
     if (!s.ok()) {
-      sql_.reset();     // Connect again next time.
+      sql_.reset();  // Connect again next time.
+      primary_.reset();
       horizon_.Drop();  // Its server may not be the next connection's.
       log_.Debug("slot check failed; trying again at the next interval",
                  {{"error", std::string(s.message())}});
@@ -62,6 +64,7 @@ absl::Status SlotWatcher::Probe() {
     sql_->set_answer_timeout(kAnswerTimeout);
     RETURN_IF_ERROR(sql_->Command(kStatementTimeout));
   }
+  ASSIGN_OR_RETURN(standby_, InRecovery(*sql_));
   if (!watch_) {
     std::vector<std::string> tables;
     for (const TableName& t : options_.source.tables) tables.push_back(t.qualified());
@@ -95,6 +98,7 @@ absl::Status SlotWatcher::Probe() {
   // Never at the checks' expense: a horizon not recorded now is recorded later.
   if (absl::Status s = AdvanceHorizon(); !s.ok()) {
     horizon_.Drop();
+    primary_.reset();  // It may be left mid-statement.
     log_.Debug("could not record the published horizon",
                {{"error", std::string(s.message())}});
   }
@@ -106,17 +110,34 @@ absl::Status SlotWatcher::AdvanceHorizon() {
   RelaySnapshot relay = metrics_.relay();
   RelayProgress progress{relay.stats.sessions, relay.stats.session_confirmed,
                          relay.stats.acknowledged};
+  ASSIGN_OR_RETURN(common::SqlConnection * state, StateConnection());
+  if (state == nullptr) return absl::OkStatus();
   if (std::optional<uint64_t> xid = horizon_.Due(progress)) {
-    SlotRecords records(*sql_, *options_.state_table, options_.source.slot);
+    SlotRecords records(*state, *options_.state_table, options_.source.slot);
     RETURN_IF_ERROR(records.Advance(*xid));
     horizon_.Recorded();
     log_.Debug("recorded the published horizon", {{"below_xid", *xid}});
   }
   if (horizon_.wants_candidate()) {
-    ASSIGN_OR_RETURN(auto candidate, ReadHorizonCandidate(*sql_));
+    ASSIGN_OR_RETURN(auto candidate, ReadHorizonCandidate(*state));
     horizon_.Offer(candidate.first, candidate.second, progress);
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<common::SqlConnection*> SlotWatcher::StateConnection() {
+  if (!standby_) return sql_.get();
+  // A standby's slot: the record is on its primary, or kept nowhere.
+  if (options_.source.pg_primary.empty()) return nullptr;
+  if (primary_ == nullptr) {
+    ASSIGN_OR_RETURN(primary_,
+                     common::SqlConnection::Connect(
+                         options_.source.pg_primary, common::SqlConnection::Mode::kPlain,
+                         "outbox-publisher slot check", kConnectTimeoutSeconds));
+    primary_->set_answer_timeout(kAnswerTimeout);
+    RETURN_IF_ERROR(primary_->Command(kStatementTimeout));
+  }
+  return primary_.get();
 }
 
 }  // namespace publisher

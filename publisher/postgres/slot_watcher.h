@@ -3,7 +3,8 @@
 // a plain connection of its own, and acts on CatalogVerdicts's verdict: it logs the
 // warnings, sets the slot's retained WAL in Metrics, and raises a fatal finding on
 // the ExternalFault that the relay checks on every turn of its loop. It also
-// raises the state table's horizon as the relay's confirmations cover it.
+// raises the state table's horizon as the relay's confirmations cover it: on the
+// primary, through --pg-primary when the slot is on a standby.
 //
 // Trouble reaching the server is not its business (the replication connection
 // reports that): it logs at debug level and tries again at the next interval.
@@ -45,10 +46,14 @@ class SlotWatcher {
   common::Logger& log_;
   Metrics& metrics_;
   ExternalFault& fault_;
-  std::unique_ptr<common::SqlConnection> sql_;
-  std::optional<CatalogVerdicts> watch_;  // Built on the first connection.
+  std::unique_ptr<common::SqlConnection> sql_;      // The slot's server.
+  bool standby_ = false;                            // sql_'s server, at the last probe.
+  std::unique_ptr<common::SqlConnection> primary_;  // --pg-primary, with a standby.
+  std::optional<CatalogVerdicts> watch_;            // Built on the first connection.
   // Raising the state table's horizon (publisher/recovery/horizon.h).
   absl::Status AdvanceHorizon();
+  // The connection the state table is written over; null when none is kept.
+  absl::StatusOr<common::SqlConnection*> StateConnection();
   PublishedHorizon horizon_;
   std::mutex mu_;
   std::condition_variable wake_;

@@ -210,6 +210,8 @@ std::vector<common::Field> DescribeConfig(const Config& c) {
   for (const TableName& t : c.tables) tables.push_back(t.qualified());
   std::vector<common::Field> f = {
       {"pg", c.pg.empty() ? std::string("") : common::RedactConninfo(c.pg)},
+      {"pg-primary",
+       c.pg_primary.empty() ? std::string("") : common::RedactConninfo(c.pg_primary)},
       {"slot", c.slot},
       {"publication", c.publication},
       {"shard", c.shard ? cdc::KeyShardName(*c.shard) : std::string("")},

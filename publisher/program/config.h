@@ -33,6 +33,8 @@ enum class DeliveryMode { kAtLeastOnce, kExactlyOnce };
 
 struct Config {
   std::string pg;  // libpq conninfo or URI; "" = PG* environment.
+  // --pg-primary: the primary when `pg` is a standby; "" = none.
+  std::string pg_primary;
   std::string slot = "outbox_publisher";
   std::string publication = "outbox_publisher";
   // --shard I/N: this publisher's shard of the keys (cdc/key_shard.h). slot and
@@ -77,8 +79,8 @@ struct Config {
   std::string transactional_id;  // "" = outbox-publisher.{slot} (TransactionalId()).
   std::string checkpoint_topic = "outbox.checkpoints";
   absl::Duration transaction_interval = absl::Milliseconds(100);
-  // Outbox without a table (docs/configuration.md, "Without a table"): transactional logical
-  // decoding messages with this prefix are events too; "" = off.
+  // Outbox without a table (docs/configuration.md, "Without a table"): transactional
+  // logical decoding messages with this prefix are events too; "" = off.
   std::string message_prefix;
   bool help = false;
   bool version = false;  // --version: print the versions and exit 0.

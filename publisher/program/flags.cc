@@ -114,6 +114,18 @@ Flag Bool(const char* name, const char* group, const char* help, bool Config::*m
           [member](const Config& c) { return ShowBool(c.*member); }};
 }
 
+// A libpq conninfo kept in `member`; its password never shows in an error.
+Flag Conninfo(const char* name, const char* help, std::string Config::*member) {
+  return {name, kPostgres, "CONNINFO", help,
+          [name, member](Config& c, absl::string_view v) -> absl::Status {
+            absl::Status s = common::ParseConninfo(v).status();
+            if (!s.ok())
+              return BadFlagValue(name, common::RedactConninfo(v), s.message());
+            c.*member = std::string(v);
+            return absl::OkStatus();
+          }};
+}
+
 // --state-table: where the publisher records its slot (schema.table, or "").
 Flag StateTableFlag() {
   return {"state-table",
@@ -155,14 +167,15 @@ Flag OnSlotGapFlag() {
 
 std::vector<Flag> PostgresFlags() {
   return {
-      {"pg", kPostgres, "CONNINFO",
-       "libpq conninfo string or URI of the primary (default: PG* environment)",
-       [](Config& c, absl::string_view v) -> absl::Status {
-         absl::Status s = common::ParseConninfo(v).status();
-         if (!s.ok()) return BadFlagValue("pg", common::RedactConninfo(v), s.message());
-         c.pg = std::string(v);
-         return absl::OkStatus();
-       }},
+      Conninfo("pg",
+               "libpq conninfo string or URI of the server to publish from: the primary, "
+               "or a standby of PostgreSQL 16+ (default: PG* environment)",
+               &Config::pg),
+      Conninfo("pg-primary",
+               "with --pg naming a standby: the primary, where the state table is "
+               "written, the publication created (--create) and the standby's slot "
+               "creation sped up (pg_log_standby_snapshot); \"\" = none",
+               &Config::pg_primary),
       Text("slot", kPostgres, "NAME", "logical replication slot (pgoutput)",
            &Config::slot),
       Text("publication", kPostgres, "NAME", "publication to stream",

@@ -45,7 +45,8 @@ ExactlyOnceOptions ExactlyOnceOptionsFrom(const Config& c) {
 namespace {
 
 OutboxSource SourceFrom(const Config& c) {
-  return OutboxSource{c.pg, c.slot, c.publication, c.tables, c.shard, c.columns.key};
+  return OutboxSource{c.pg,     c.pg_primary, c.slot,       c.publication,
+                      c.tables, c.shard,      c.columns.key};
 }
 
 }  // namespace
@@ -84,6 +85,8 @@ PreflightOptions PreflightOptionsFrom(const Config& c) {
   o.tables = c.tables;
   o.create = c.create;
   o.failover_slot = c.failover_slot;
+  o.state_table = !c.state_table.empty();
+  o.pg_primary = c.pg_primary;
   o.brokers = c.brokers;
   o.topic = c.topic;
   o.columns = c.columns;

@@ -4,8 +4,9 @@
 // record; this class decides.
 //
 // A candidate is read in one statement: X = the xmin of a fresh snapshot and P =
-// the WAL insert position after it. Every transaction with an id below X had ended
-// when the snapshot was taken, so its commit record lies below P. Once the relay
+// the WAL insert position after it (on a standby: its replay position after it).
+// Every transaction with an id below X had ended when the snapshot was taken, so
+// its commit record lies below P. Once the relay
 // has confirmed P or more in the same replication session, every such transaction
 // with outbox rows was acknowledged: X may be recorded. A candidate from another
 // session (a reconnect, a failover: another server's WAL) is dropped.

@@ -44,10 +44,11 @@ absl::StatusOr<SlotPlan> PlanSlot(const cdc::SlotFacts& slot, const SlotRecord& 
       plan.gap = std::string(s.message());
       plan.drop_first = true;
     } else if (record.recovering) {
-      plan.gap = absl::StrCat("a re-publication from the outbox table into replication "
-                              "slot \"",
-                              name, "\" was interrupted (", Recorded(record, in),
-                              "): the slot must not be streamed from before it ends");
+      plan.gap = absl::StrCat(
+          "a re-publication from the outbox table into replication "
+          "slot \"",
+          name, "\" was interrupted (", Recorded(record, in),
+          "): the slot must not be streamed from before it ends");
       plan.drop_first = true;
     } else {
       plan.step = SlotPlan::Step::kStream;
@@ -86,7 +87,7 @@ absl::StatusOr<SlotPlan> PlanSlot(const cdc::SlotFacts& slot, const SlotRecord& 
                      " creates the slot anew, which --create=false forbids"));
   }
   if (plan.step == SlotPlan::Step::kSkip && record.recovering && slot.exists &&
-      slot.wal_status != "lost") {
+      slot.wal_status != "lost" && slot.invalidation.empty()) {
     // The interrupted re-publication's slot is as good as any new one.
     plan.drop_first = false;
   }

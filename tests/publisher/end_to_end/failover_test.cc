@@ -29,6 +29,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/publisher/end_to_end/steady_writer.h"
 #include "tests/publisher/publisher_fixture.h"
 
 namespace publisher {
@@ -36,56 +37,6 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-// Commits one outbox row per transaction through `conninfo` until stopped,
-// reconnecting (a multi-host conninfo finds the new primary) after any failure.
-class Writer {
- public:
-  explicit Writer(std::string conninfo) : conninfo_(std::move(conninfo)) {
-    thread_ = std::thread([this] { Loop(); });
-  }
-  ~Writer() { Stop(); }
-  void Stop() {
-    stop_ = true;
-    if (thread_.joinable()) thread_.join();
-  }
-  int committed() const { return committed_; }
-
- private:
-  void Loop() {
-    PGconn* conn = nullptr;
-    for (int n = 0; !stop_; ++n) {
-      if (conn == nullptr || PQstatus(conn) != CONNECTION_OK) {
-        if (conn != nullptr) PQfinish(conn);
-        conn = PQconnectdb(conninfo_.c_str());
-        if (PQstatus(conn) != CONNECTION_OK) {
-          absl::SleepFor(absl::Milliseconds(100));
-          continue;
-        }
-      }
-      PGresult* r = PQexec(
-          conn, absl::StrCat("INSERT INTO outbox (aggregate_type, aggregate_id, "
-                             "event_type, payload) VALUES ('order', 'o-",
-                             n % 8, "', 'Placed', '{\"n\": ", n, "}')")
-                    .c_str());
-      bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
-      PQclear(r);
-      if (ok) {
-        ++committed_;
-      } else {
-        PQfinish(conn);
-        conn = nullptr;
-      }
-      absl::SleepFor(absl::Milliseconds(4));
-    }
-    if (conn != nullptr) PQfinish(conn);
-  }
-
-  std::string conninfo_;
-  std::atomic<bool> stop_{false};
-  std::atomic<int> committed_{0};
-  std::thread thread_;
-};
 
 class FailoverFixture : public ::testing::Test {
  protected:

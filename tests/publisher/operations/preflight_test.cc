@@ -119,9 +119,10 @@ TEST_F(PreflightTest, ServerOlderThanTheOldestSupported) {
                     "upgrade to PostgreSQL 14");
 }
 
-TEST_F(PreflightTest, Standby) {
+TEST_F(PreflightTest, AStandbyBeforeSixteenCannotDecode) {
   pg_.server->in_recovery = true;
-  ExpectOnlyFailure("primary", "standby", "point --pg at the primary");
+  ExpectOnlyFailure("standby", "a standby of PostgreSQL 15, which cannot decode",
+                    "Point --pg at the primary");
 }
 
 TEST_F(PreflightTest, WalLevel) {
@@ -371,6 +372,90 @@ TEST_F(FailoverPreflightTest, BeforeSeventeenAStandbyMeansAGapNotAFailure) {
   pg_.server->version = "16.4";
   for (const CheckLine& l : All()) EXPECT_TRUE(l.ok) << FormatCheckLine(l);
   EXPECT_THAT(Line("standbys").detail, HasSubstr("--on-slot-gap=republish"));
+}
+
+}  // namespace
+}  // namespace publisher
+
+namespace publisher {
+namespace {
+
+// Publishing from a standby of PostgreSQL 16 with its settings right and
+// --pg-primary given.
+class StandbyPreflightTest : public PreflightTest {
+ protected:
+  void SetUp() override {
+    PreflightTest::SetUp();
+    pg_.server->version_num = 160004;
+    pg_.server->version = "16.4";
+    pg_.server->in_recovery = true;
+    config_.pg_primary = "host=primary dbname=app";
+    PublishingStandbyFindings standby;
+    standby.hot_standby_feedback = true;
+    standby.primary_slot_name = "standby1";
+    standby.primary_wal_level = "logical";
+    pg_.standby = standby;
+  }
+
+  std::vector<std::string> Warnings() {
+    std::vector<std::string> what;
+    for (const CheckLine& l : All()) {
+      if (l.warning) what.push_back(l.what);
+    }
+    return what;
+  }
+};
+
+TEST_F(StandbyPreflightTest, AStandbyWithItsSettingsRightPassesWithoutWarnings) {
+  for (const CheckLine& l : All()) EXPECT_TRUE(l.ok) << FormatCheckLine(l);
+  EXPECT_THAT(Warnings(), ::testing::IsEmpty());
+  EXPECT_THAT(Line("standby").detail, HasSubstr("the primary decodes nothing"));
+  EXPECT_EQ(FormatCheckLine(Line("primary wal_level")),
+            "ok    primary wal_level: logical (through --pg-primary)");
+  EXPECT_THAT(Line("failover slot").detail, HasSubstr("cannot be a failover slot"));
+  // A primary's failover checks do not apply to a standby's slot.
+  for (const CheckLine& l : All()) EXPECT_NE(l.what, "standbys");
+}
+
+TEST_F(StandbyPreflightTest, SettingsThatMakeInvalidationLikelyAreWarnings) {
+  pg_.standby->hot_standby_feedback = false;
+  pg_.standby->primary_slot_name = "";
+  for (const CheckLine& l : All()) EXPECT_TRUE(l.ok) << FormatCheckLine(l);
+  EXPECT_EQ(Warnings(),
+            (std::vector<std::string>{"hot_standby_feedback", "primary_slot_name"}));
+  EXPECT_THAT(FormatCheckLine(Line("hot_standby_feedback")),
+              HasSubstr("warn  hot_standby_feedback: off"));
+  EXPECT_THAT(Line("hot_standby_feedback").detail, HasSubstr("rows_removed"));
+}
+
+TEST_F(StandbyPreflightTest, ThePrimarysWalLevelMustBeLogical) {
+  pg_.standby->primary_wal_level = "replica";
+  ExpectOnlyFailure("primary wal_level", "'replica'", "wal_level = logical");
+}
+
+TEST_F(StandbyPreflightTest, WithoutThePrimaryWhatCannotBeCheckedOrKeptIsSaid) {
+  config_.pg_primary = "";
+  pg_.standby->primary_wal_level = absl::NotFoundError("no --pg-primary");
+  EXPECT_EQ(Warnings(), (std::vector<std::string>{"primary wal_level", "state table"}));
+  EXPECT_THAT(Line("state table").detail, HasSubstr("give --pg-primary"));
+  config_.state_table = "";
+  EXPECT_EQ(Warnings(), (std::vector<std::string>{"primary wal_level"}));
+}
+
+TEST_F(StandbyPreflightTest, AMissingPublicationIsMadeOnThePrimaryOrNamedForIt) {
+  pg_.publication = cdc::PublicationFacts{"outbox_publisher", false, false, {}};
+  EXPECT_TRUE(Line("publication outbox_publisher").ok);
+  EXPECT_THAT(Line("publication outbox_publisher").detail,
+              HasSubstr("creates it on the primary"));
+  config_.pg_primary = "";
+  ExpectOnlyFailure("publication outbox_publisher", "a standby cannot create one",
+                    "run on the primary CREATE PUBLICATION");
+}
+
+TEST_F(StandbyPreflightTest, AnInvalidatedSlotFailsNamingItsCause) {
+  pg_.slot->invalidation = "conflicting";
+  ExpectOnlyFailure("slot outbox_publisher", "was invalidated (conflicting",
+                    "hot_standby_feedback");
 }
 
 }  // namespace

@@ -3,7 +3,8 @@
 configuration, with a sentinel secret in every place a secret can be, and
 nothing they print or serve may show one.
 
-Places: the password in --pg, in PGPASSWORD and in a .pgpass file (PGPASSFILE);
+Places: the password in --pg and --pg-primary, in PGPASSWORD and in a .pgpass file
+(PGPASSFILE);
 sasl.password, sasl.jaas.config and ssl.key.password given by -X, by -F and by
 OUTBOX_KAFKA_*, each spelled right and misspelled.
 Paths: the start line, the stats line, /metrics, /healthz, /readyz and /livez of a
@@ -150,7 +151,11 @@ def main():
     cleanup.append(lambda: mock.kill())
     brokers = mock.stdout.readline().strip().split("=", 1)[1]
 
-    base = [publisher, "--pg", conninfo, "--brokers", brokers, "--log-stats-every", "1s"]
+    # --pg-primary is read only when --pg is a standby; its password must not show
+    # where the configuration is printed all the same.
+    base = [publisher, "--pg", conninfo, "--brokers", brokers, "--log-stats-every", "1s",
+            "--pg-primary", "host=127.0.0.1 port=%s password=%s" % (port,
+                                                                    secret("pg-primary"))]
     right = {"sasl.password": secret("sasl-password"),
              "ssl.key.password": secret("ssl-key-password")}
     # 1. Running: start line, stats line, every endpoint; each Kafka place.

@@ -1,6 +1,7 @@
 // PlanSlot: every combination of slot, record and --on-slot-gap that matters.
 #include "publisher/recovery/slot_plan.h"
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -124,11 +125,40 @@ TEST(PlanSlotTest, AnInterruptedRepublicationIsNeverStreamedPast) {
 }
 
 TEST(PlanSlotTest, ALostSlotIsDroppedEvenWhenAnInterruptedRepublicationMadeIt) {
-  auto skip = PlanSlot(Slot(true, "lost"), Record(/*recovering=*/true),
-                       Inputs(OnSlotGap::kSkip));
+  auto skip =
+      PlanSlot(Slot(true, "lost"), Record(/*recovering=*/true), Inputs(OnSlotGap::kSkip));
   ASSERT_TRUE(skip.ok()) << skip.status();
   EXPECT_EQ(skip->step, SlotPlan::Step::kSkip);
   EXPECT_TRUE(skip->drop_first);
+}
+
+// A standby's recovery conflict (rows_removed; "conflicting" on 16) or a lowered
+// wal_level invalidates a slot whose WAL is all there: a gap all the same, named
+// with its cause and prevention, and the slot is dropped before it is re-made.
+TEST(PlanSlotTest, AnInvalidatedSlotIsAGapNamingItsCause) {
+  struct Case {
+    std::string invalidation, says;
+  };
+  for (const Case& c : {Case{"rows_removed", "hot_standby_feedback"},
+                        Case{"conflicting", "hot_standby_feedback"},
+                        Case{"wal_level_insufficient", "wal_level"}}) {
+    cdc::SlotFacts slot = Slot(true, "lost");  // As PostgreSQL 16+ shows any.
+    slot.invalidation = c.invalidation;
+    auto stop = PlanSlot(slot, Record(), Inputs());
+    ASSERT_FALSE(stop.ok()) << c.invalidation;
+    EXPECT_TRUE(cdc::IsSlotGap(stop.status()));
+    EXPECT_THAT(stop.status().message(),
+                HasSubstr(absl::StrCat("was invalidated (", c.invalidation)));
+    EXPECT_THAT(stop.status().message(), HasSubstr(c.says));
+    EXPECT_THAT(stop.status().message(), Not(HasSubstr("max_slot_wal_keep_size")));
+    EXPECT_THAT(stop.status().message(), HasSubstr("--on-slot-gap=republish"));
+    auto republish = PlanSlot(slot, Record(), Inputs(OnSlotGap::kRepublish));
+    ASSERT_TRUE(republish.ok()) << republish.status();
+    EXPECT_TRUE(republish->drop_first);
+    auto skip = PlanSlot(slot, Record(/*recovering=*/true), Inputs(OnSlotGap::kSkip));
+    ASSERT_TRUE(skip.ok()) << skip.status();
+    EXPECT_TRUE(skip->drop_first) << "an invalidated slot cannot be streamed from";
+  }
 }
 
 TEST(PlanSlotTest, CreateFalseNeverCreatesAndSaysWhy) {
