@@ -58,6 +58,7 @@
 #include "cdc/catalog_facts.h"
 #include "cdc/key_shard.h"
 #include "cdc/lsn.h"
+#include "tools/bench/standby.h"
 #include "tools/bench/support.h"
 #include "tools/harness/fatal.h"
 #include "tools/harness/pg_cluster.h"
@@ -379,8 +380,9 @@ class Bench {
             [&] {
               auto m = health.Get("/metrics");
               return m && m->status == 200 &&
-                     m->body.find("\noutbox_publisher_acknowledged_total{slot=\""
-                                  "outbox_publisher\"} 1\n") != std::string::npos;
+                     m->body.find(
+                         "\noutbox_publisher_acknowledged_total{slot=\""
+                         "outbox_publisher\"} 1\n") != std::string::npos;
             },
             absl::Seconds(60)))
       Die("steady state: the warm-up row was never acknowledged: " + publisher->Log());
@@ -586,8 +588,8 @@ class Bench {
     return v;
   }
 
-  ShardResult ShardRun(PgCluster& pg, harness::PgSession& sql, cdc::Lsn end,
-                       int64_t rows, int round, int n) {
+  ShardResult ShardRun(PgCluster& pg, harness::PgSession& sql, cdc::Lsn end, int64_t rows,
+                       int round, int n) {
     // A mock-kafka per shard: one mock broker serving several producers was the
     // bottleneck (two shards ran at a third of one), and a real cluster grows with
     // its brokers. What is measured is PostgreSQL's side and the publishers'.
@@ -820,9 +822,14 @@ int Main(int argc, char** argv) {
   if (!steady_only &&
       (only.empty() || std::string("shards").find(only) != std::string::npos))
     shards = bench.Shards(shard_rows, shard_rounds);
+  StandbyFigures standby;
+  if (!steady_only &&
+      (only.empty() || std::string("standby").find(only) != std::string::npos))
+    standby = MeasureStandby(shard_rows, shard_rounds, rate, steady_for, publisher_flags);
   std::string table = Table(results, steady, alone, steady_eo, rate) +
                       TakeoverLine(takeover) + CarrierTable(carriers) +
-                      ShardTable(shards, shard_rows, shard_rounds);
+                      ShardTable(shards, shard_rows, shard_rounds) +
+                      StandbyTable(standby, shard_rows, shard_rounds, rate);
   Emit(table, markdown);
   return 0;
 }
