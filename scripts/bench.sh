@@ -64,6 +64,16 @@ if [ "$quick" = false ]; then
     echo "decoding: read the total rows/s against the walsenders' CPU, and"
     echo "docs/operations.md for when sharding pays."
     echo
+    echo "The standby table publishes the same kind of backlog from a primary of"
+    echo "PostgreSQL 16+ (PG_VERSION, else 17) and from a standby of it (\`--pg\` the"
+    echo "standby, \`--pg-primary\` the primary), and by 2 shards on the primary against"
+    echo "2 shards one per standby, in rounds that alternate the four. \"Primary's"
+    echo "walsenders\" is the CPU over the run of every walsender of the primary, its"
+    echo "two standbys' included: what publishing costs the primary. \"Decoding\" is the"
+    echo "publishers' walsenders, on whichever server. The steady state commits on the"
+    echo "primary and times each row to the consumer, the publisher on the primary and"
+    echo "then on a standby (whose replay adds its delay)."
+    echo
     cat "$out"
     echo
     echo "## Beside Debezium, on Apache Kafka"

@@ -9,11 +9,16 @@
 #   failover       no-pg-restart plus primary failovers (PostgreSQL 17+, 17 unless
 #                  --pg-version says otherwise): the primary is killed, its standby
 #                  promoted with the synchronized failover slot, and the old
-#                  primary rebuilt as the new standby, again and again.
+#                  primary rebuilt as the new standby, again and again;
+#   standby        publishing from a standby (PostgreSQL 16+, 17 unless --pg-version
+#                  says otherwise): no-pg-restart plus restarts and the loss of the
+#                  publishing standby (a gap republished from the table) and primary
+#                  failovers that it follows.
 # Each prints committed, delivered, duplicates, faults survived, lost,
 # early_confirmations, per-key and per-partition order violations (all must be 0),
 # unproven deliveries and rewinds, and the longest commit-to-delivery.
-#   scripts/chaos.sh [--schedule full|no-pg-restart|failover] [--broker mock|kafka]
+#   scripts/chaos.sh [--schedule full|no-pg-restart|failover|standby]
+#                    [--broker mock|kafka]
 #                    [--delivery at-least-once|exactly-once] [--pg-version N]
 #                    [outbox-chaos flags ...]
 # --broker kafka runs on a real 3-node Apache Kafka cluster (KRaft, jars from Maven
@@ -28,7 +33,7 @@ build=${BUILD_DIR:-$root/build}
 cmake -S "$root" -B "$build" >/dev/null
 cmake --build "$build" -j"$(nproc)" --target outbox-chaos outbox-publisher mock-kafka blackhole-proxy >/dev/null
 
-schedules=(full no-pg-restart failover)
+schedules=(full no-pg-restart failover standby)
 args=()
 while [ $# -gt 0 ]; do
   if [ "$1" = --schedule ] && [ $# -ge 2 ]; then

@@ -9,11 +9,14 @@
 namespace chaos {
 namespace {
 
-// First deliveries grouped by partition.
+// First deliveries grouped by partition; with `positioned`, only those that carry
+// their WAL position (not re-published from the table).
 std::map<int32_t, std::vector<const Delivered*>> ByPartition(
-    const std::map<std::string, Delivered>& first) {
+    const std::map<std::string, Delivered>& first, bool positioned) {
   std::map<int32_t, std::vector<const Delivered*>> out;
-  for (const auto& [id, d] : first) out[d.partition].push_back(&d);
+  for (const auto& [id, d] : first) {
+    if (!positioned || !Republished(d)) out[d.partition].push_back(&d);
+  }
   return out;
 }
 
@@ -22,6 +25,12 @@ void Describe(std::vector<std::string>* examples, std::string what) {
 }
 
 }  // namespace
+
+int64_t RepublishedFirst(const std::map<std::string, Delivered>& first) {
+  int64_t n = 0;
+  for (const auto& [id, d] : first) n += Republished(d);
+  return n;
+}
 
 std::map<std::string, Delivered> FirstDeliveries(const std::vector<Delivered>& all) {
   std::map<std::string, Delivered> first;
@@ -47,7 +56,7 @@ std::vector<EarlyConfirmation> FindEarlyConfirmations(
     std::vector<const Delivered*> max_offset_row;  // Over rows [0, i].
   };
   std::map<int32_t, Index> index;
-  for (auto& [partition, rows] : ByPartition(first)) {
+  for (auto& [partition, rows] : ByPartition(first, /*positioned=*/true)) {
     std::sort(rows.begin(), rows.end(), [](const Delivered* a, const Delivered* b) {
       return a->commit_lsn < b->commit_lsn;
     });
@@ -100,7 +109,7 @@ std::vector<EarlyConfirmation> FindEarlyConfirmations(
 int64_t PartitionOrderViolations(const std::map<std::string, Delivered>& first,
                                  std::vector<std::string>* examples) {
   int64_t violations = 0;
-  for (auto& [partition, rows] : ByPartition(first)) {
+  for (auto& [partition, rows] : ByPartition(first, /*positioned=*/true)) {
     std::sort(rows.begin(), rows.end(), [](const Delivered* a, const Delivered* b) {
       return a->offset < b->offset;
     });
@@ -128,7 +137,7 @@ int64_t KeyOrderViolations(const std::map<std::string, Delivered>& first,
   int64_t violations = 0;
   std::map<std::string, int64_t> last_seq;
   std::map<std::string, int32_t> partition_of;
-  for (auto& [partition, rows] : ByPartition(first)) {
+  for (auto& [partition, rows] : ByPartition(first, /*positioned=*/false)) {
     std::sort(rows.begin(), rows.end(), [](const Delivered* a, const Delivered* b) {
       return a->offset < b->offset;
     });

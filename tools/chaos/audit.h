@@ -11,6 +11,9 @@
 //     order (commit LSN, then the change's LSN);
 //   - per-key order: per aggregate, first deliveries follow the writer's sequence,
 //     and a key never moves to another partition.
+// A row re-published from the outbox table after a gap (--on-slot-gap=republish)
+// carries no WAL position (commit LSN 0): the first two checks cannot place it, so
+// they judge the rows that do; per-key order and loss judge every row.
 #ifndef TOOLS_CHAOS_AUDIT_H_
 #define TOOLS_CHAOS_AUDIT_H_
 
@@ -28,12 +31,17 @@ struct Delivered {
   std::string id;
   int32_t partition = 0;
   int64_t offset = 0;
-  uint64_t commit_lsn = 0;        // Envelope source.commit_lsn.
-  uint64_t lsn = 0;               // Envelope source.lsn.
+  uint64_t commit_lsn = 0;  // Envelope source.commit_lsn.
+  uint64_t lsn = 0;         // Envelope source.lsn.
 };
 
 // The first delivery of each id (its lowest offset), from every delivery.
 std::map<std::string, Delivered> FirstDeliveries(const std::vector<Delivered>& all);
+
+// Whether `d` was re-published from the table (no WAL position).
+inline bool Republished(const Delivered& d) { return d.commit_lsn == 0; }
+// How many first deliveries were re-published from the table.
+int64_t RepublishedFirst(const std::map<std::string, Delivered>& first);
 
 struct ConfirmationSample {
   absl::Time at;

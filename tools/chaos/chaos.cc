@@ -1,7 +1,8 @@
 // outbox-chaos: a Jepsen-style fault-injection run of outbox-publisher.
 //
 //   outbox-chaos [--rows N] [--faults F] [--seed S] [--max-tx-rows R] [--aggregates A]
-//                [--schedule full|no-pg-restart] [--in-flight-requests K]
+//                [--schedule full|no-pg-restart|failover|standby]
+//                [--in-flight-requests K]
 //                [--delivery at-least-once|exactly-once] [--writer table|message|mixed]
 //                [--broker mock|kafka] [--pg-version N] [--shards N]
 //
@@ -26,7 +27,13 @@
 // synchronized copy of the failover slot, promoted; the old primary is rebuilt as
 // the new standby, so the run fails over again and again (servers.h). The history
 // is then the last primary's table: rows that committed on a killed primary but
-// never reached its standby are gone from the database itself.
+// never reached its standby are gone from the database itself. `standby` (16+, 17
+// by default) publishes from a standby (--pg-primary, --on-slot-gap=republish): the
+// publishers decode on a standby cascading from a spare one, and besides the
+// no-pg-restart faults the run restarts that standby, fails the primary over to the
+// spare (which the publishing standby follows across the timeline switch; the old
+// primary is rebuilt as the new spare), and loses the publishing standby with its
+// slot (a gap, closed from the table, on a new standby cloned in its place).
 //
 // A verifier consumes concurrently, and a sampler records the slot's
 // confirmed_flush_lsn against the partitions' high watermarks (audit.h). At the end
@@ -102,7 +109,8 @@ ABSL_FLAG(int64_t, max_tx_rows, 500, "the most rows in one writer transaction");
 ABSL_FLAG(int64_t, aggregates, 200, "distinct keys");
 ABSL_FLAG(std::string, schedule, "full",
           "full (PostgreSQL restarts too), no-pg-restart (a kill -9 of the publisher "
-          "after each fault instead), or failover (primary failovers, PostgreSQL 17+)");
+          "after each fault instead), failover (primary failovers, PostgreSQL 17+), or "
+          "standby (publishing from a standby, PostgreSQL 16+)");
 ABSL_FLAG(std::string, delivery, "at-least-once", "at-least-once or exactly-once");
 ABSL_FLAG(std::string, writer, "table",
           "table (outbox rows), message (transactional messages) or mixed");
@@ -114,7 +122,8 @@ ABSL_FLAG(int64_t, shards, 1,
           "publishers sharing the outbox table by key (--shard I/N, PostgreSQL 15+); "
           "each publisher fault hits one shard's, at random");
 ABSL_FLAG(std::optional<int64_t>, pg_version, std::nullopt,
-          "PostgreSQL major version (default: the harness's; 17 for failover)");
+          "PostgreSQL major version (default: the harness's; 17 for failover and "
+          "standby)");
 
 namespace chaos {
 namespace {
@@ -142,10 +151,12 @@ struct Options {
   // --writer: rows in the outbox table, transactional messages (outbox events
   // without a table), or both interleaved in each transaction.
   enum class WriterMode { kTable, kMessage, kMixed } writer = WriterMode::kTable;
-  std::string broker = "mock";  // --broker mock|kafka (brokers.h).
-  bool failover = false;        // --schedule failover.
-  int pg_version = 0;           // --pg-version; 0: the harness's default.
-  int shards = 1;               // --shards: publishers sharing the table by key.
+  std::string broker = "mock";      // --broker mock|kafka (brokers.h).
+  bool failover = false;            // --schedule failover.
+  bool publishing_standby = false;  // --schedule standby.
+  std::string schedule = "full";
+  int pg_version = 0;  // --pg-version; 0: the harness's default.
+  int shards = 1;      // --shards: publishers sharing the table by key.
 };
 
 const char* WriterName(Options::WriterMode m) {
@@ -192,13 +203,14 @@ struct ProducerTrouble {
   int64_t unproven = 0;
 
   static ProducerTrouble Read(const std::string& dir) {
-    std::vector<int64_t> n =
-        CountInLogs(dir, {"Kafka producer failed fatally", "ending the Kafka producer session",
-                          "in it, aborted", "without proof of storage"});
+    std::vector<int64_t> n = CountInLogs(
+        dir, {"Kafka producer failed fatally", "ending the Kafka producer session",
+              "in it, aborted", "without proof of storage"});
     return {n[0], n[1], n[2], n[3]};
   }
   ProducerTrouble operator-(const ProducerTrouble& o) const {
-    return {fatal - o.fatal, rewinds - o.rewinds, aborted - o.aborted, unproven - o.unproven};
+    return {fatal - o.fatal, rewinds - o.rewinds, aborted - o.aborted,
+            unproven - o.unproven};
   }
   ProducerTrouble& operator+=(const ProducerTrouble& o) {
     fatal += o.fatal;
@@ -431,7 +443,7 @@ Options ParseArgs(int argc, char** argv) {
   harness::ToolArgs args = harness::ParseToolFlags(
       argc, argv,
       "outbox-chaos [--rows N] [--faults N] [--seed N] [--max-tx-rows N] "
-      "[--aggregates N] [--schedule full|no-pg-restart|failover] "
+      "[--aggregates N] [--schedule full|no-pg-restart|failover|standby] "
       "[--delivery at-least-once|exactly-once] [--writer table|message|mixed] "
       "[--broker mock|kafka] [--in-flight-requests N] [--pg-version N]");
   if (!args.positional.empty() || !args.passed_on.empty())
@@ -470,13 +482,18 @@ Options ParseArgs(int argc, char** argv) {
   o.broker = absl::GetFlag(FLAGS_broker);
   if (o.broker != "mock" && o.broker != "kafka") Die("--broker takes mock or kafka");
   std::string schedule = absl::GetFlag(FLAGS_schedule);
-  if (schedule != "full" && schedule != "no-pg-restart" && schedule != "failover")
-    Die("--schedule takes full, no-pg-restart or failover");
+  if (schedule != "full" && schedule != "no-pg-restart" && schedule != "failover" &&
+      schedule != "standby")
+    Die("--schedule takes full, no-pg-restart, failover or standby");
+  o.schedule = schedule;
   o.pg_restarts = schedule == "full";
   o.failover = schedule == "failover";
-  if (o.failover && o.pg_version == 0) o.pg_version = 17;
+  o.publishing_standby = schedule == "standby";
+  if ((o.failover || o.publishing_standby) && o.pg_version == 0) o.pg_version = 17;
   if (o.failover && o.pg_version < 17)
     Die("--schedule failover needs PostgreSQL 17 or later (failover slots)");
+  if (o.publishing_standby && o.pg_version < 16)
+    Die("--schedule standby needs PostgreSQL 16 or later (decoding on a standby)");
   o.shards = static_cast<int>(at_least_one("shards", absl::GetFlag(FLAGS_shards)));
   if (o.shards > 8) Die("--shards takes 1 to 8");
   if (o.shards > 1 && o.writer != Options::WriterMode::kTable)
@@ -488,8 +505,7 @@ Options ParseArgs(int argc, char** argv) {
 
 // The commit LSNs, read from the WAL, of the committed rows that never arrived.
 std::vector<Missing> CommitLsnsOf(PgCluster& pg, const std::string& wal_start,
-                                  cdc::Lsn wal_end,
-                                  const harness::Rows& committed,
+                                  cdc::Lsn wal_end, const harness::Rows& committed,
                                   const std::vector<std::string>& lost) {
   if (lost.empty()) return {};
   std::set<std::string> wanted(lost.begin(), lost.end());
@@ -524,7 +540,11 @@ std::vector<std::string> FaultKinds(const Options& o, const ChaosBroker& broker)
   if (o.pg_restarts) kinds.push_back("pg-restart");
   // First and again halfway through the first round: a run fails over twice at
   // least, the second time to the rebuilt old primary.
-  if (o.failover) {
+  // The publishing standby's own faults early, so that a short run has them.
+  if (o.publishing_standby) {
+    kinds.insert(kinds.begin(), {"standby-restart", "standby-loss"});
+  }
+  if (o.failover || o.publishing_standby) {
     kinds.insert(kinds.begin(), "failover");
     kinds.insert(kinds.begin() + static_cast<long>(kinds.size() / 2), "failover");
   }
@@ -533,15 +553,14 @@ std::vector<std::string> FaultKinds(const Options& o, const ChaosBroker& broker)
 
 int Main(int argc, char** argv) {
   Options o = ParseArgs(argc, argv);
-  Say(absl::StrCat(
-      "rows=", o.rows, " faults=", o.faults, " seed=", o.seed,
-      " max_tx_rows=", o.max_tx_rows, " aggregates=", o.aggregates,
-      " schedule=", o.failover ? "failover" : (o.pg_restarts ? "full" : "no-pg-restart"),
-      " pg_version=", o.pg_version, " delivery=",
-      o.exactly_once ? "exactly-once" : "at-least-once", " writer=", WriterName(o.writer),
-      " broker=", o.broker, " shards=", o.shards, " in_flight_requests=",
-      o.in_flight_requests > 0 ? absl::StrCat(o.in_flight_requests)
-                               : std::string("default")));
+  Say(absl::StrCat("rows=", o.rows, " faults=", o.faults, " seed=", o.seed,
+                   " max_tx_rows=", o.max_tx_rows, " aggregates=", o.aggregates,
+                   " schedule=", o.schedule, " pg_version=", o.pg_version,
+                   " delivery=", o.exactly_once ? "exactly-once" : "at-least-once",
+                   " writer=", WriterName(o.writer), " broker=", o.broker,
+                   " shards=", o.shards, " in_flight_requests=",
+                   o.in_flight_requests > 0 ? absl::StrCat(o.in_flight_requests)
+                                            : std::string("default")));
   // The WAL stays (wal_keep_size) so that the commit LSN of a row that never
   // arrived can be read from it at the end (pg_walinspect).
   // wal_sender_timeout 5 s: a walsender whose publisher went silent (blackhole)
@@ -550,7 +569,11 @@ int Main(int argc, char** argv) {
   // commit the writer saw is then in the promoted standby's table, the history.
   std::vector<std::string> settings = {"wal_keep_size=4GB", "wal_sender_timeout=5s"};
   if (o.failover) settings.push_back("synchronous_standby_names='*'");
-  Servers servers(o.pg_version, o.failover, settings);
+  Servers servers(o.pg_version,
+                  o.failover             ? Servers::Topology::kFailoverSlots
+                  : o.publishing_standby ? Servers::Topology::kPublishingStandby
+                                         : Servers::Topology::kPrimary,
+                  settings);
   auto sql = Must(harness::ConnectTo(servers.direct_conninfo()), "connect");
   if (!sql->Exec("CREATE EXTENSION pg_walinspect").ok()) Die("pg_walinspect");
   std::string wal_start =
@@ -579,7 +602,8 @@ int Main(int argc, char** argv) {
   char log_dir[] = "/tmp/outbox-chaos-logs.XXXXXX";
   if (mkdtemp(log_dir) == nullptr) Die("mkdtemp");
   Say(absl::StrCat("publisher logs in ", log_dir));
-  Say(absl::StrCat("librdkafka ", rd_kafka_version_str(), " (the publisher's, as built here)"));
+  Say(absl::StrCat("librdkafka ", rd_kafka_version_str(),
+                   " (the publisher's, as built here)"));
   std::vector<std::string> publisher_args;
   if (o.in_flight_requests > 0) {
     publisher_args.insert(publisher_args.end(),
@@ -596,6 +620,13 @@ int Main(int argc, char** argv) {
   // The publishers reach PostgreSQL through proxies that the blackhole fault
   // freezes: their connections go silent without closing.
   publisher_args.insert(publisher_args.end(), {"--replication-timeout", "5s"});
+  // From a standby: the primaries for the state table, and a lost standby's gap
+  // closed from the table.
+  if (o.publishing_standby) {
+    publisher_args.insert(
+        publisher_args.end(),
+        {"--pg-primary", servers.direct_conninfo(), "--on-slot-gap", "republish"});
+  }
   Publishers publishers(servers.publisher_conninfo(), broker->bootstrap(), log_dir,
                         publisher_args, o.shards);
   publishers.EnsurePrimary();
@@ -604,7 +635,7 @@ int Main(int argc, char** argv) {
   // (confirmed_flush_lsn stays NULL while the slot waits for running transactions).
   if (!WaitFor(
           [&] {
-            return Must(servers.primary().Exec(
+            return Must(servers.slot_server().Exec(
                             "SELECT 1 FROM pg_replication_slots WHERE active AND "
                             "slot_type = 'logical' AND confirmed_flush_lsn IS NOT NULL"),
                         "slot")
@@ -614,13 +645,15 @@ int Main(int argc, char** argv) {
     Die("the publishers never started streaming");
   }
   Verifier verifier(broker->bootstrap(), kTopic);
-  ConfirmationSampler sampler(servers.direct_conninfo(), broker->bootstrap(), kTopic,
+  ConfirmationSampler sampler(servers.slot_conninfo(), broker->bootstrap(), kTopic,
                               kPartitions, absl::Milliseconds(100));
 
   // Pace the writer so that writing spans the fault schedule (about 2.5 s a fault,
   // more with the kill -9 that follows each fault without PostgreSQL restarts).
   int64_t expected_tx = std::max<int64_t>(1, o.rows * 2 / (o.max_tx_rows + 1));
-  absl::Duration per_fault = absl::Seconds(o.failover ? 8 : o.pg_restarts ? 2.5 : 3.5);
+  absl::Duration per_fault = absl::Seconds(o.failover || o.publishing_standby ? 8
+                                           : o.pg_restarts                    ? 2.5
+                                                                              : 3.5);
   absl::Duration pace = per_fault * o.faults / expected_tx;
   Writer writer(servers.direct_conninfo(), o, std::min(pace, absl::Milliseconds(500)));
   std::atomic<bool> stop_writer{false};
@@ -679,6 +712,15 @@ int Main(int argc, char** argv) {
       if (!s.ok()) Die(absl::StrCat("failover: ", s.ToString()));
       Say(absl::StrCat("  promoted, and the old primary rebuilt as the standby, in ",
                        absl::FormatDuration(absl::Now() - start)));
+    } else if (kind == "standby-restart") {
+      if (!servers.RestartPublishingStandby().ok()) Die("the standby did not restart");
+    } else if (kind == "standby-loss") {
+      // Its slot goes with it: a gap that the publishers close from the table.
+      absl::Time start = absl::Now();
+      absl::Status s = servers.LosePublishingStandby();
+      if (!s.ok()) Die(absl::StrCat("standby loss: ", s.ToString()));
+      Say(absl::StrCat("  a new standby cloned and cascaded in ",
+                       absl::FormatDuration(absl::Now() - start)));
     } else if (kind == "blackhole") {
       // Every open publisher connection goes silent, nothing closes: the publisher
       // must notice (--replication-timeout) and reconnect around it.
@@ -686,7 +728,7 @@ int Main(int argc, char** argv) {
       wait(random_ms(6000, 9000));
       if (!servers.Thaw().ok()) Die("thaw the proxies");
     } else if (kind == "terminate-walsender") {
-      (void)servers.primary().Exec(
+      (void)servers.slot_server().Exec(
           "SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE "
           "slot_type = 'logical'");
     } else if (kind == "second-publisher") {
@@ -722,7 +764,7 @@ int Main(int argc, char** argv) {
       [&] {
         publishers.EnsurePrimary();
         // Every shard's slot (the slowest one).
-        auto v = pg->Value(
+        auto v = servers.slot_server().Value(
             "SELECT min(confirmed_flush_lsn)::text FROM pg_replication_slots WHERE "
             "slot_type = 'logical'");
         return v.ok() && *cdc::Lsn::Parse(*v) >= end;
@@ -765,9 +807,9 @@ int Main(int argc, char** argv) {
   for (const auto& [xid, n] : by_xid) split += n.first > 0 && n.second > 0;
   // After a failover the WAL from the run's start spans timelines: the commit LSNs
   // of lost rows are not read then (the lost rows are named all the same).
-  std::vector<Missing> missing =
-      servers.failovers() > 0 ? std::vector<Missing>{}
-                              : CommitLsnsOf(*pg, wal_start, end, committed, lost);
+  std::vector<Missing> missing = servers.failovers() > 0
+                                     ? std::vector<Missing>{}
+                                     : CommitLsnsOf(*pg, wal_start, end, committed, lost);
   std::map<std::string, Delivered> first = FirstDeliveries(received);
   std::vector<std::string> key_examples, partition_examples;
   int64_t key_violations = KeyOrderViolations(first, history, &key_examples);
@@ -823,6 +865,14 @@ int Main(int argc, char** argv) {
                      " while ", e.row.id, " (commit LSN ",
                      cdc::Lsn(e.row.commit_lsn).ToString(), ") ", where));
   }
+  // Only a gap re-publishes from the table (the standby schedule loses its slot).
+  int64_t republished = RepublishedFirst(first);
+  Say(absl::StrCat(
+      "rows first delivered by a re-publication from the table: ", republished,
+      republished > 0 ? " (no WAL position: judged for loss and per-key "
+                        "order, not for early confirmation or partition "
+                        "order)"
+                      : ""));
   Say(absl::StrCat("per-key order violations: ", key_violations));
   for (const std::string& e : key_examples) Say("  " + e);
   // Shards publish independently into the same partitions: order holds per key
@@ -844,7 +894,8 @@ int Main(int argc, char** argv) {
   Say(absl::StrCat("longest commit-to-delivery: ", absl::FormatDuration(worst),
                    worst_id.empty() ? "" : absl::StrCat(" (", worst_id, ")")));
   Say(absl::StrCat("slot caught up: ", caught_up ? "yes" : "no"));
-  if (o.failover) Say(absl::StrCat("primary failovers: ", servers.failovers()));
+  if (o.failover || o.publishing_standby)
+    Say(absl::StrCat("primary failovers: ", servers.failovers()));
   Say(absl::StrCat("verifier consumer restarts: ", verifier.restarts(),
                    ", undecodable records: ", verifier.undecodable()));
   for (const std::string& e : publishers.unexpected_exits())
@@ -855,7 +906,8 @@ int Main(int argc, char** argv) {
             (partition_violations == 0 || o.shards > 1) && caught_up &&
             total_faults >= o.faults && verifier.undecodable() == 0 &&
             static_cast<int64_t>(committed.size()) >= o.rows &&
-            publishers.unexpected_exits().empty() && !samples.empty();
+            publishers.unexpected_exits().empty() && !samples.empty() &&
+            (o.publishing_standby || republished == 0);
   std::cout << (ok ? "1 passed, 0 failed" : "0 passed, 1 failed") << std::endl;
   return ok ? 0 : 1;
 }

@@ -94,6 +94,25 @@ TEST(PartitionOrderTest, FirstDeliveriesMustFollowCommitOrder) {
   EXPECT_THAT(examples[0], ::testing::HasSubstr("a (commit LSN 100)"));
 }
 
+// A row re-published from the table after a gap has no WAL position (commit LSN
+// 0): it is counted, kept out of the LSN checks, and still judged per key.
+TEST(RepublishedTest, RowsWithoutAWalPositionAreCountedAndKeptOutOfLsnChecks) {
+  auto first = FirstDeliveries({D("a", 0, 0, 100), D("r", 0, 5, 0), D("b", 0, 6, 200)});
+  EXPECT_EQ(RepublishedFirst(first), 1);
+  // r, stored at offset 5 after a confirmation past LSN 150 with the watermark at 1,
+  // would read as early with LSN 0; with no position it is not judged.
+  EXPECT_TRUE(FindEarlyConfirmations(first, {}, {S(150, {{0, 1}})}).empty());
+  EXPECT_EQ(PartitionOrderViolations(first, nullptr), 0);
+  // A positioned row confirmed early beside it is still caught.
+  auto early = FindEarlyConfirmations(first, {}, {S(300, {{0, 1}})});
+  ASSERT_EQ(early.size(), 1u);
+  EXPECT_EQ(early[0].row.id, "b");
+  // Per key, a re-published row out of the writer's order is still a violation.
+  std::map<std::string, Committed> history = {
+      {"a", {"k", 1}}, {"r", {"k", 3}}, {"b", {"k", 2}}};
+  EXPECT_EQ(KeyOrderViolations(first, history, nullptr), 1);
+}
+
 TEST(KeyOrderTest, SequenceWithinAnAggregateAndOnePartitionPerKey) {
   std::map<std::string, Committed> history = {
       {"r1", {"a1", 0}}, {"r2", {"a1", 1}}, {"r3", {"a2", 0}}, {"r4", {"a1", 2}}};
