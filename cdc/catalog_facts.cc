@@ -104,10 +104,16 @@ absl::Status CheckPublication(const PublicationFacts& facts,
 }
 
 std::string InvalidationCause(absl::string_view invalidation) {
-  if (invalidation == "rows_removed" || invalidation == "conflicting") {
+  if (invalidation == "rows_removed") {
     return ": on a standby, a recovery conflict: the primary removed catalog rows the "
            "slot needed. Keep hot_standby_feedback on, through a physical slot "
            "(primary_slot_name) that holds it while the standby is disconnected";
+  }
+  if (invalidation == "conflicting") {
+    return ": on a standby, a recovery conflict: the primary removed catalog rows the "
+           "slot needed (keep hot_standby_feedback on, through a physical slot, "
+           "primary_slot_name, that holds it while the standby is disconnected), or its "
+           "wal_level was lowered below logical";
   }
   if (invalidation == "wal_level_insufficient") {
     return ": the primary's wal_level was lowered below logical; set it back";

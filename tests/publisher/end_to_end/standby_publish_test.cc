@@ -240,6 +240,22 @@ TEST_P(StandbyPublishTest, StreamsFromTheStandbyAndLosesNothingToCrashesOrRestar
       },
       absl::Seconds(60)))
       << "no published horizon recorded on the primary";
+  // --check against the standby judges what keeps its slot valid.
+  {
+    auto check = ValueOrDie(Process::Start(
+        {harness::BuildPath("outbox-publisher"), "--check", "--pg", standby_->conninfo(),
+         "--pg-primary", primary_->conninfo(), "--brokers", mock_->bootstrap()},
+        absl::StrCat(primary_->dir(), "/check.log")));
+    EXPECT_EQ(check->Wait(absl::Seconds(60)), 0) << check->Log();
+    EXPECT_THAT(check->Log(), HasSubstr("ok    standby: the server is a standby"));
+    EXPECT_THAT(check->Log(), HasSubstr("ok    hot_standby_feedback: on"));
+    EXPECT_THAT(check->Log(), HasSubstr("ok    primary_slot_name: standby1"));
+    EXPECT_THAT(check->Log(),
+                HasSubstr("ok    primary wal_level: logical (through --pg-primary)"));
+    EXPECT_THAT(check->Log(), HasSubstr("ok    publication outbox_publisher"));
+    EXPECT_THAT(check->Log(), HasSubstr("ok    slot outbox_publisher"));
+    EXPECT_THAT(check->Log(), Not(HasSubstr("warn  ")));
+  }
   // A crash while the broker holds rows back: any confirmation ahead of the broker
   // would be a lost row.
   HoldPublisherBehind();
