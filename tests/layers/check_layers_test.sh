@@ -52,22 +52,18 @@ plant tools/chaos/verifier.cc '#include "tests/test_util.h"'
 plant tools/harness/shell.cc '#include "tools/chaos/audit.h"'
 plant tools/bench/support.h '#include "tools/chaos/verifier.h"'
 # A new folder of sources must be given its place in the rule.
-fresh
-mkdir -p "$work/tree/publisher/newpart" && echo '// x' >"$work/tree/publisher/newpart/x.h"
-if "$check" "$work/tree" 2>"$work/err"; then
-  echo "FAIL: a folder with no place in the rule passed" >&2
-  exit 1
-fi
-grep -q "^publisher/newpart: a folder of sources with no place" "$work/err" ||
-  { echo "FAIL: the new folder not named" >&2; cat "$work/err" >&2; exit 1; }
-fresh
-mkdir -p "$work/tree/tools/newtool" && echo '// x' >"$work/tree/tools/newtool/x.cc"
-if "$check" "$work/tree" 2>"$work/err"; then
-  echo "FAIL: a tools folder with no place in the rule passed" >&2
-  exit 1
-fi
-grep -q "^tools/newtool: a folder of sources with no place" "$work/err" ||
-  { echo "FAIL: the new tools folder not named" >&2; cat "$work/err" >&2; exit 1; }
+unplaced() {  # unplaced DIR FILE: a fresh copy with DIR/FILE added must fail, naming DIR.
+  fresh
+  mkdir -p "$work/tree/$1" && echo '// x' >"$work/tree/$1/$2"
+  if "$check" "$work/tree" 2>"$work/err"; then
+    echo "FAIL: $1, a folder with no place in the rule, passed" >&2
+    exit 1
+  fi
+  grep -q "^$1: a folder of sources with no place" "$work/err" ||
+    { echo "FAIL: $1 not named" >&2; cat "$work/err" >&2; exit 1; }
+}
+unplaced publisher/newpart x.h
+unplaced tools/newtool x.cc
 
 # The build: a pure library that links librdkafka does not configure.
 fresh

@@ -29,7 +29,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/publisher/end_to_end/steady_writer.h"
+#include "tests/publisher/end_to_end/failover_support.h"
 #include "tests/publisher/publisher_fixture.h"
 
 namespace publisher {
@@ -109,33 +109,7 @@ class FailoverFixture : public ::testing::Test {
 
   // Once the new primary's slot is confirmed to its end: the rows it holds that no
   // record carries.
-  size_t Lost(PgCluster& server) {
-    Lsn end = ValueOrDie(Lsn::Parse(
-        ValueOrDie(server.Value("SELECT pg_current_wal_insert_lsn()::text"))));
-    EXPECT_TRUE(WaitFor(
-        [&] {
-          absl::StatusOr<std::string> c = server.Value(
-              "SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE "
-              "slot_name = 'outbox_publisher'");
-          return c.ok() && ValueOrDie(Lsn::Parse(*c)) >= end;
-        },
-        absl::Seconds(120)))
-        << "the slot did not catch up";
-    auto rows = ValueOrDie(server.Exec("SELECT id::text FROM outbox"));
-    // The consumer may trail the slot: wait for every row, or the deadline.
-    size_t lost = 0;
-    WaitFor(
-        [&] {
-          std::set<std::string> ids = PublishedIds(*consumer_);
-          lost = 0;
-          for (const auto& row : rows) lost += ids.count(*row[0]) == 0;
-          return lost == 0;
-        },
-        absl::Seconds(90));
-    std::cerr << rows.size() << " rows on the new primary, " << consumer_->Count()
-              << " records, " << lost << " lost\n";
-    return lost;
-  }
+  size_t Lost(PgCluster& server) { return UnpublishedRows(server, server, *consumer_); }
 
   std::unique_ptr<PgCluster> primary_, standby_;
   std::unique_ptr<MockKafka> mock_;

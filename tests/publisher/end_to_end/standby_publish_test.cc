@@ -27,7 +27,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/publisher/end_to_end/steady_writer.h"
+#include "tests/publisher/end_to_end/failover_support.h"
 #include "tests/publisher/publisher_fixture.h"
 
 namespace publisher {
@@ -139,42 +139,31 @@ class StandbyFixture : public ::testing::Test {
 
   // Once `standby` replayed everything `primary` wrote and its slot confirmed
   // it: the primary's rows that no record carries.
-  size_t Lost(PgCluster& standby) { return Lost(standby, *primary_); }
+  size_t Lost(PgCluster& standby) {
+    return UnpublishedRows(standby, *primary_, *consumer_);
+  }
   size_t Lost(PgCluster& standby, PgCluster& primary) {
-    Lsn end = ValueOrDie(Lsn::Parse(
-        ValueOrDie(primary.Value("SELECT pg_current_wal_insert_lsn()::text"))));
-    EXPECT_TRUE(WaitFor(
-        [&] {
-          absl::StatusOr<std::string> c = standby.Value(
-              "SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE "
-              "slot_name = 'outbox_publisher'");
-          return c.ok() && ValueOrDie(Lsn::Parse(*c)) >= end;
-        },
-        absl::Seconds(120)))
-        << "the standby's slot did not catch up";
-    auto rows =
-        ValueOrDie(primary.Exec("SELECT id::text, (payload->>'n') || ' ' || "
-                                "created_at::text FROM outbox ORDER BY created_at"));
-    size_t lost = 0;
-    WaitFor(
-        [&] {
-          std::set<std::string> ids = PublishedIds(*consumer_);
-          lost = 0;
-          for (const auto& row : rows) lost += ids.count(*row[0]) == 0;
-          return lost == 0;
-        },
-        absl::Seconds(90));
-    // Where the lost rows lie (by the writer's n and commit time), for a failure.
-    std::set<std::string> ids = PublishedIds(*consumer_);
-    bool published = true;
-    for (const auto& row : rows) {
-      if ((ids.count(*row[0]) > 0) == published) continue;
-      published = !published;
-      std::cerr << (published ? "published" : "lost") << " from row " << *row[1] << "\n";
-    }
-    std::cerr << rows.size() << " rows on the primary, " << consumer_->Count()
-              << " records, " << lost << " lost\n";
-    return lost;
+    return UnpublishedRows(standby, primary, *consumer_);
+  }
+
+  // The publisher streaming and rows reaching Kafka from a writer through
+  // `writer_conninfo`, then held behind: the broker answers nothing while the
+  // writer goes on.
+  void PublishThenHoldBehind(const std::vector<std::string>& flags,
+                             const std::string& writer_conninfo) {
+    publisher_ = StartPublisher(flags);
+    writer_ = std::make_unique<Writer>(writer_conninfo);
+    ASSERT_GE(DistinctIds(*consumer_, 50).size(), 50u) << "nothing published";
+    HoldPublisherBehind();
+  }
+
+  // A kill -9 of the publisher, which any confirmation ahead of the broker would
+  // turn into lost rows, then a new one, and rows after it.
+  void CrashAndRestart(const std::vector<std::string>& flags) {
+    publisher_->Signal(SIGKILL);
+    publisher_->Wait(absl::Seconds(30));
+    publisher_ = StartPublisher(flags);
+    WaitForRows(50);
   }
 
   std::unique_ptr<PgCluster> primary_, standby_;
@@ -282,10 +271,7 @@ TEST_P(StandbyPublishTest, StreamsFromTheStandbyAndLosesNothingToCrashesOrRestar
 
 TEST_P(StandbyFaultTest, ALostStandbyIsAGapThatRepublishCloses) {
   StartServers(GetParam().version);
-  publisher_ = StartPublisher(Flags());
-  writer_ = std::make_unique<Writer>(primary_->conninfo());
-  ASSERT_GE(DistinctIds(*consumer_, 50).size(), 50u);
-  HoldPublisherBehind();
+  PublishThenHoldBehind(Flags(), primary_->conninfo());
   // The standby and its slot are gone; the publisher moves to a new standby.
   publisher_->Signal(SIGKILL);
   publisher_->Wait(absl::Seconds(30));
@@ -311,19 +297,13 @@ TEST_P(StandbyFaultTest, ALostStandbyIsAGapThatRepublishCloses) {
 TEST_P(StandbyFaultTest, APromotedStandbyKeepsPublishingFromItsSlot) {
   StartServers(GetParam().version);
   primary_conninfo_ = ReadWrite(*primary_, *standby_);
-  publisher_ = StartPublisher(Flags());
-  writer_ = std::make_unique<Writer>(primary_conninfo_);
-  ASSERT_GE(DistinctIds(*consumer_, 50).size(), 50u);
-  HoldPublisherBehind();
+  PublishThenHoldBehind(Flags(), primary_conninfo_);
   ASSERT_TRUE(primary_->Kill().ok());
   ASSERT_TRUE(standby_->Promote().ok());
   ASSERT_EQ(mock_->Command("up all"), "ok");
   WaitForRows(100);
   // A crash on the promoted server: a confirmation ahead of the broker is a loss.
-  publisher_->Signal(SIGKILL);
-  publisher_->Wait(absl::Seconds(30));
-  publisher_ = StartPublisher(Flags());
-  WaitForRows(50);
+  CrashAndRestart(Flags());
   writer_->Stop();
   EXPECT_EQ(Lost(*standby_, *standby_), 0u);
   EXPECT_THAT(publisher_->Log(), Not(HasSubstr("gap in the slot's history")));
@@ -335,10 +315,7 @@ TEST_P(StandbyFaultTest, TheStandbyFollowsAPrimaryFailoverAndDecodingGoesOn) {
   StartServers(GetParam().version);
   std::unique_ptr<PgCluster> other = StartStandby("standby2");
   primary_conninfo_ = ReadWrite(*primary_, *other);
-  publisher_ = StartPublisher(Flags());
-  writer_ = std::make_unique<Writer>(primary_conninfo_);
-  ASSERT_GE(DistinctIds(*consumer_, 50).size(), 50u);
-  HoldPublisherBehind();
+  PublishThenHoldBehind(Flags(), primary_conninfo_);
   ASSERT_TRUE(primary_->Kill().ok());
   ASSERT_TRUE(other->Promote().ok());
   // The publisher's standby now streams from the new primary, through a physical
@@ -363,10 +340,7 @@ TEST_P(StandbyFaultTest, TheStandbyFollowsAPrimaryFailoverAndDecodingGoesOn) {
       << "the standby did not follow the new primary";
   ASSERT_EQ(mock_->Command("up all"), "ok");
   WaitForRows(100);
-  publisher_->Signal(SIGKILL);
-  publisher_->Wait(absl::Seconds(30));
-  publisher_ = StartPublisher(Flags());
-  WaitForRows(50);
+  CrashAndRestart(Flags());
   writer_->Stop();
   EXPECT_EQ(Lost(*standby_, *other), 0u);
   EXPECT_THAT(publisher_->Log(), Not(HasSubstr("gap in the slot's history")));
@@ -377,10 +351,7 @@ TEST_P(StandbyFaultTest, TheStandbyFollowsAPrimaryFailoverAndDecodingGoesOn) {
 // conflict), which is a gap named with its cause; republish closes it.
 TEST_P(StandbyFaultTest, ARecoveryConflictInvalidatesTheSlotAndIsAGap) {
   StartServers(GetParam().version, /*publication=*/true, /*feedback=*/false);
-  publisher_ = StartPublisher(Flags());
-  writer_ = std::make_unique<Writer>(primary_->conninfo());
-  ASSERT_GE(DistinctIds(*consumer_, 50).size(), 50u);
-  HoldPublisherBehind();
+  PublishThenHoldBehind(Flags(), primary_->conninfo());
   publisher_->Signal(SIGKILL);
   publisher_->Wait(absl::Seconds(30));
   ASSERT_EQ(mock_->Command("up all"), "ok");
