@@ -79,7 +79,7 @@ absl::Status EnsurePublicationOnStandby(
         "\" does not exist on this standby, and a standby cannot create one: run on "
         "the primary ",
         cdc::CreatePublicationSql(standby.Quote(name), quoted, filter),
-        ", or give --pg-primary and the publisher creates it there"));
+        create ? ", or give --pg-primary and the publisher creates it there" : ""));
   }
   RETURN_IF_ERROR(
       cdc::EnsurePublication(*primary, name, tables, create, shard, key_column));
