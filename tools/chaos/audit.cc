@@ -32,6 +32,16 @@ int64_t RepublishedFirst(const std::map<std::string, Delivered>& first) {
   return n;
 }
 
+int64_t PositionedDuplicates(const std::vector<Delivered>& all) {
+  std::map<std::string, int64_t> positioned;
+  for (const Delivered& d : all) {
+    if (!Republished(d)) ++positioned[d.id];
+  }
+  int64_t n = 0;
+  for (const auto& [id, count] : positioned) n += count - 1;
+  return n;
+}
+
 std::map<std::string, Delivered> FirstDeliveries(const std::vector<Delivered>& all) {
   std::map<std::string, Delivered> first;
   for (const Delivered& d : all) {

@@ -42,6 +42,10 @@ std::map<std::string, Delivered> FirstDeliveries(const std::vector<Delivered>& a
 inline bool Republished(const Delivered& d) { return d.commit_lsn == 0; }
 // How many first deliveries were re-published from the table.
 int64_t RepublishedFirst(const std::map<std::string, Delivered>& first);
+// The duplicates that the WAL path made: per id, its deliveries that carry a WAL
+// position, beyond one. Copies re-published from the table after a gap (at least
+// once by design, whatever --delivery says) are not among them.
+int64_t PositionedDuplicates(const std::vector<Delivered>& all);
 
 struct ConfirmationSample {
   absl::Time at;

@@ -113,6 +113,16 @@ TEST(RepublishedTest, RowsWithoutAWalPositionAreCountedAndKeptOutOfLsnChecks) {
   EXPECT_EQ(KeyOrderViolations(first, history, nullptr), 1);
 }
 
+// Exactly-once's duplicates are the WAL path's: a copy re-published from the table
+// after a gap is not one of them; a second positioned copy is.
+TEST(RepublishedTest, OnlyTheWalPathsDuplicatesCount) {
+  EXPECT_EQ(PositionedDuplicates(
+                {D("a", 0, 0, 100), D("a", 0, 5, 0), D("r", 0, 6, 0), D("r", 0, 7, 0)}),
+            0);
+  EXPECT_EQ(PositionedDuplicates({D("a", 0, 0, 100), D("a", 0, 5, 100), D("a", 0, 6, 0)}),
+            1);
+}
+
 TEST(KeyOrderTest, SequenceWithinAnAggregateAndOnePartitionPerKey) {
   std::map<std::string, Committed> history = {
       {"r1", {"a1", 0}}, {"r2", {"a1", 1}}, {"r3", {"a2", 0}}, {"r4", {"a1", 2}}};
