@@ -69,37 +69,32 @@ absl::Status EnsurePublicationOnStandby(
   std::string filter =
       shard ? cdc::ShardRowFilter(standby.Quote(key_column), *shard) : "";
   ASSIGN_OR_RETURN(cdc::PublicationFacts facts, cdc::ReadPublicationFacts(standby, name));
-  if (facts.exists) {
-    return cdc::CheckPublication(facts, standby.Quote(name), tables, quoted,
-                                 /*create=*/false, filter);
-  }
-  if (primary == nullptr || !create) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "publication \"", name,
-        "\" does not exist on this standby, and a standby cannot create one: run on "
-        "the primary ",
-        cdc::CreatePublicationSql(standby.Quote(name), quoted, filter),
-        create ? ", or give --pg-primary and the publisher creates it there" : ""));
-  }
-  RETURN_IF_ERROR(
-      cdc::EnsurePublication(*primary, name, tables, create, shard, key_column));
-  // The standby has it once it replayed the primary's commit.
-  absl::Time deadline = absl::Now() + wait;
-  while (true) {
-    ASSIGN_OR_RETURN(facts, cdc::ReadPublicationFacts(standby, name));
-    if (facts.exists) {
-      return cdc::CheckPublication(facts, standby.Quote(name), tables, quoted,
-                                   /*create=*/false, filter);
+  if (!facts.exists) {
+    if (primary == nullptr || !create) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "publication \"", name,
+          "\" does not exist on this standby, and a standby cannot create one: run on "
+          "the primary ",
+          cdc::CreatePublicationSql(standby.Quote(name), quoted, filter),
+          create ? ", or give --pg-primary and the publisher creates it there" : ""));
     }
-    if (absl::Now() > deadline) {
-      return absl::UnavailableError(
-          absl::StrCat("created publication \"", name,
-                       "\" on the primary, but this standby has not "
-                       "replayed it after ",
-                       absl::FormatDuration(wait), ": is it replicating?"));
+    RETURN_IF_ERROR(
+        cdc::EnsurePublication(*primary, name, tables, create, shard, key_column));
+    // The standby has it once it replayed the primary's commit.
+    absl::Time deadline = absl::Now() + wait;
+    while (!facts.exists) {
+      if (absl::Now() > deadline) {
+        return absl::UnavailableError(
+            absl::StrCat("created publication \"", name,
+                         "\" on the primary, but this standby has not replayed it after ",
+                         absl::FormatDuration(wait), ": is it replicating?"));
+      }
+      absl::SleepFor(absl::Milliseconds(100));
+      ASSIGN_OR_RETURN(facts, cdc::ReadPublicationFacts(standby, name));
     }
-    absl::SleepFor(absl::Milliseconds(100));
   }
+  return cdc::CheckPublication(facts, standby.Quote(name), tables, quoted,
+                               /*create=*/false, filter);
 }
 
 StandbySnapshotNudge::StandbySnapshotNudge(std::string primary_conninfo, std::string slot,

@@ -359,33 +359,10 @@ class Bench {
     publisher_args.insert(publisher_args.end(),
                           {"--metrics-port", absl::StrCat(metrics_port)});
     auto publisher = StartPublisher(*pg, *mock, "steady", publisher_args);
-    // Rows committed before the publisher created its slot would never be sent, and
-    // the latency is measured from when it streams (/healthz 200: its producer is
-    // made; in exactly-once mode that follows taking the slot).
-    httplib::Client health("127.0.0.1", metrics_port);
-    if (!WaitFor(
-            [&] {
-              auto h = health.Get("/healthz");
-              return h && h->status == 200;
-            },
-            absl::Seconds(60)))
-      Die("the publisher never started streaming: " + publisher->Log());
+    // The latency is measured from when it streams (/healthz 200: its producer is
+    // made; in exactly-once mode that follows taking the slot), after a warm-up row.
     auto consumer = Must(Consumer::Start(mock->bootstrap(), {kTopic}), "consumer");
-    PrepareInsert(*sql);
-    // Warm-up: the first Kafka transaction (or idempotent producer session) pays
-    // for metadata and coordinator lookups; measure from the second row on. The
-    // warm-up row's key is out of the measured range.
-    Must(sql->Exec("EXECUTE ins('4000000000')"), "warm-up insert");
-    if (!WaitFor(
-            [&] {
-              auto m = health.Get("/metrics");
-              return m && m->status == 200 &&
-                     m->body.find(
-                         "\noutbox_publisher_acknowledged_total{slot=\""
-                         "outbox_publisher\"} 1\n") != std::string::npos;
-            },
-            absl::Seconds(60)))
-      Die("steady state: the warm-up row was never acknowledged: " + publisher->Log());
+    WarmUpPublisher(*sql, metrics_port, *publisher, absl::Seconds(60));
     std::string warm = ScrapeMetrics(metrics_port);
     Latency l = MeasureSteady(*sql, *consumer, rate, duration);
     std::string metrics = ScrapeMetrics(metrics_port);
@@ -651,12 +628,6 @@ class Bench {
     }
     run.publisher_cpu_us_per_row = publisher_cpu * 1e6 / rows;
     return run;
-  }
-
-  static double Median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.size() % 2 == 1 ? v[v.size() / 2]
-                             : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
   }
 
   std::vector<std::string> publisher_flags_;

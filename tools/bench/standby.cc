@@ -1,7 +1,6 @@
 // The standby benchmark: servers, slots, runs, the report.
 #include "tools/bench/standby.h"
 
-#include <httplib.h>
 #include <signal.h>
 
 #include <algorithm>
@@ -42,12 +41,6 @@ int StandbyVersion() {
   const char* env = std::getenv("PG_VERSION");
   if (env == nullptr || !absl::SimpleAtoi(env, &v) || v < 16) return 17;
   return v;
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 == 1 ? v[v.size() / 2]
-                           : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
 cdc::Lsn LsnOf(PgSession& sql, const std::string& query) {
@@ -283,29 +276,8 @@ class StandbyBench {
     auto publisher = StartBenchPublisher(
         server.conninfo(), mock->bootstrap(), kTopic, args, flags_,
         absl::StrCat("/tmp/outbox-bench-standby-steady-", standby, ".log"));
-    // Rows committed before the slot exists are never sent: from /healthz 200 on.
-    httplib::Client metrics("127.0.0.1", port);
-    if (!WaitFor(
-            [&] {
-              auto h = metrics.Get("/healthz");
-              return h && h->status == 200;
-            },
-            absl::Seconds(120)))
-      Die("steady state: the publisher never streamed: " + publisher->Log());
     auto sql = Must(primary_->Connect(), "connect");
-    PrepareInsert(*sql);
-    Must(sql->Exec("EXECUTE ins('4000000000')"), "warm-up insert");
-    if (!WaitFor(
-            [&] {
-              auto m = metrics.Get("/metrics");
-              return m && m->status == 200 &&
-                     m->body.find(
-                         "\noutbox_publisher_acknowledged_total{slot=\"outbox_"
-                         "publisher\"} "
-                         "1\n") != std::string::npos;
-            },
-            absl::Seconds(120)))
-      Die("steady state: the warm-up row was never acknowledged: " + publisher->Log());
+    WarmUpPublisher(*sql, port, *publisher, absl::Seconds(120));
     auto consumer = Must(Consumer::Start(mock->bootstrap(), {kTopic}), "consumer");
     Latency l = MeasureSteady(*sql, *consumer, rate, duration);
     publisher->Signal(SIGTERM);

@@ -119,8 +119,7 @@ std::string LatencyFigures(const Latency& l) {
       absl::ToDoubleMilliseconds(l.p99), absl::ToDoubleMilliseconds(l.max));
 }
 
-Latency MeasureSteady(harness::PgSession& sql,
-                      harness::Consumer& consumer, int rate,
+Latency MeasureSteady(harness::PgSession& sql, harness::Consumer& consumer, int rate,
                       absl::Duration duration) {
   absl::Time start = absl::Now();
   std::vector<absl::Time> committed = InsertPaced(sql, rate, duration, "");
@@ -159,11 +158,11 @@ Latency ProducingAloneLatency(const std::string& brokers, const std::string& top
   int64_t skip = static_cast<int64_t>(rate * absl::ToDoubleSeconds(warm_up));
   int64_t messages = skip + static_cast<int64_t>(rate * absl::ToDoubleSeconds(duration));
   std::string log = absl::StrCat("/tmp/outbox-bench-", getpid(), "-alone.log");
-  auto p = Must(harness::Process::Start(
-                    {harness::BuildPath("bench-sink-floor"), brokers, topic,
-                     absl::StrCat(messages), "250", absl::StrCat(rate)},
-                    log),
-                "bench-sink-floor");
+  auto p = Must(
+      harness::Process::Start({harness::BuildPath("bench-sink-floor"), brokers, topic,
+                               absl::StrCat(messages), "250", absl::StrCat(rate)},
+                              log),
+      "bench-sink-floor");
   std::optional<int> code = p->Wait(warm_up + duration + absl::Minutes(2));
   std::string out = p->Log();
   std::remove(log.c_str());
@@ -233,7 +232,8 @@ std::vector<std::pair<double, double>> AckBuckets(const std::string& metrics) {
   std::vector<std::pair<double, double>> buckets;
   for (absl::string_view line : absl::StrSplit(metrics, '\n')) {
     // outbox_publisher_commit_to_ack_seconds_bucket{slot="…",le="0.005"} 12
-    if (!absl::StartsWith(line, "outbox_publisher_commit_to_ack_seconds_bucket{")) continue;
+    if (!absl::StartsWith(line, "outbox_publisher_commit_to_ack_seconds_bucket{"))
+      continue;
     size_t at = line.find("le=\"");
     if (at == absl::string_view::npos) continue;
     line.remove_prefix(at + 4);
@@ -252,6 +252,36 @@ std::string ScrapeMetrics(int port) {
   auto metrics = scrape.Get("/metrics");
   if (!metrics || metrics->status != 200) Die("no /metrics from the publisher");
   return metrics->body;
+}
+
+void WarmUpPublisher(harness::PgSession& sql, int metrics_port,
+                     const harness::Process& publisher, absl::Duration timeout) {
+  httplib::Client client("127.0.0.1", metrics_port);
+  if (!harness::WaitFor(
+          [&] {
+            auto h = client.Get("/healthz");
+            return h && h->status == 200;
+          },
+          timeout))
+    Die("the publisher never started streaming: " + publisher.Log());
+  PrepareInsert(sql);
+  Must(sql.Exec("EXECUTE ins('4000000000')"), "warm-up insert");
+  if (!harness::WaitFor(
+          [&] {
+            auto m = client.Get("/metrics");
+            return m && m->status == 200 &&
+                   m->body.find(
+                       "\noutbox_publisher_acknowledged_total{slot=\""
+                       "outbox_publisher\"} 1\n") != std::string::npos;
+          },
+          timeout))
+    Die("steady state: the warm-up row was never acknowledged: " + publisher.Log());
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 == 1 ? v[v.size() / 2]
+                           : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
 double HistogramQuantileMs(const std::string& metrics, double q,
@@ -278,11 +308,11 @@ double HistogramQuantileMs(const std::string& metrics, double q,
 ProducingAloneFigures ProducingAlone(const std::string& brokers, const std::string& topic,
                                      int64_t messages, size_t value_bytes) {
   std::string log = absl::StrCat("/tmp/outbox-bench-", getpid(), "-sink.log");
-  auto p = Must(harness::Process::Start(
-                    {harness::BuildPath("bench-sink-floor"), brokers, topic,
-                     absl::StrCat(messages), absl::StrCat(value_bytes)},
-                    log),
-                "bench-sink-floor");
+  auto p = Must(
+      harness::Process::Start({harness::BuildPath("bench-sink-floor"), brokers, topic,
+                               absl::StrCat(messages), absl::StrCat(value_bytes)},
+                              log),
+      "bench-sink-floor");
   std::optional<int> code = p->Wait(absl::Minutes(10));
   std::string out = p->Log();
   std::remove(log.c_str());

@@ -61,8 +61,7 @@ void WarmUpSteady(harness::PgSession& sql, int rate, absl::Duration warm_up);
 // `duration` on `sql` (PrepareInsert done), then waits until `consumer` has
 // received every one (keyed by its number) and returns the latencies from each
 // commit to its arrival. Dies when rows never arrive.
-Latency MeasureSteady(harness::PgSession& sql,
-                      harness::Consumer& consumer, int rate,
+Latency MeasureSteady(harness::PgSession& sql, harness::Consumer& consumer, int rate,
                       absl::Duration duration);
 
 // The steady state's floor on the broker side: bench-sink-floor producing `rate`
@@ -91,6 +90,18 @@ void Emit(const std::string& report, const std::string& markdown);
 
 // The publisher's /metrics body from 127.0.0.1:`port`; dies without one.
 std::string ScrapeMetrics(int port);
+
+// Before a steady state is measured: waits until `publisher` (serving /metrics on
+// `metrics_port`) streams, /healthz 200 (rows committed before its slot exists are
+// never sent), prepares ins() on `sql`, and commits one warm-up row, out of the
+// measured keys, until it is acknowledged: the first Kafka transaction or
+// producer session pays for metadata and coordinator lookups. Dies otherwise,
+// with the publisher's log.
+void WarmUpPublisher(harness::PgSession& sql, int metrics_port,
+                     const harness::Process& publisher, absl::Duration timeout);
+
+// The median of `v` (the mean of the middle two for an even count).
+double Median(std::vector<double> v);
 
 // histogram_quantile over outbox_publisher_commit_to_ack_seconds in a /metrics
 // body: linear interpolation inside the bucket that holds quantile q, in ms. With
