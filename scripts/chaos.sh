@@ -31,7 +31,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
 "$root/scripts/install-deps.sh" >/dev/null
 cmake -S "$root" -B "$build" >/dev/null
-cmake --build "$build" -j"$(nproc)" --target outbox-chaos outbox-publisher mock-kafka blackhole-proxy >/dev/null
+cmake --build "$build" -j"$(nproc)" --target outbox-chaos outbox-publisher mock-kafka fault-proxy >/dev/null
 
 schedules=(full no-pg-restart failover standby)
 args=()

@@ -6,9 +6,9 @@
 # pin their own releases (16, 17, 18) and run in the main pass only, and so do the
 # tests whose subject is the broker side alone (PostgreSQL is only their backdrop).
 #   scripts/test-matrix.sh [MAJOR ...] [-- ctest arguments]
-# With no MAJOR: every pinned release (14 to 18). scripts/test.sh runs 14 and 18,
-# the oldest and the newest, beside the main pass on 15. BUILD_DIR as in test.sh;
-# the build must exist (scripts/test.sh makes it).
+# With no MAJOR: every pinned release (14 to 18). scripts/test.sh runs 14, the
+# oldest, beside the main pass on 15; the newest, 18, it runs in its sanitizer
+# pass. BUILD_DIR as in test.sh; the build must exist (scripts/test.sh makes it).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
@@ -30,6 +30,8 @@ main_pass_only+='|CheckFailsKafkaProblems|HealthTurnsUnhealthyWhenNothingIsAckno
 main_pass_only+='|StandbyPairTest'
 # Publishing from a standby picks its releases itself (16, 17 and 18).
 main_pass_only+='|StandbyPublishTest|StandbyFaultTest|StandbyFixture'
+# fault-proxy's own tests use no PostgreSQL.
+main_pass_only+='|FaultProxyTest'
 
 status=0
 for v in "${versions[@]}"; do

@@ -11,7 +11,7 @@
 #         KAFKA_CLUSTER_DIR=... KAFKA_BOOTSTRAP=127.0.0.1:P1,...
 #       --external gives node i a second client listener, EXTERNAL, on port Li that
 #       advertises port Ai instead: a proxy on Ai forwarding to Li (a test's
-#       blackhole-proxy) then carries every connection of a client that bootstraps
+#       fault-proxy) then carries every connection of a client that bootstraps
 #       from KAFKA_EXTERNAL_BOOTSTRAP=127.0.0.1:A1,..., while the harness's own tools
 #       keep the direct PLAINTEXT listener.
 #       --sasl-plain USER:PASSWORD gives every node a third client listener, SASL,

@@ -116,26 +116,38 @@ absl::StatusOr<std::unique_ptr<MockKafka>> MockKafka::Start(int brokers) {
   return std::unique_ptr<MockKafka>(new MockKafka(*std::move(p)));
 }
 
-absl::StatusOr<std::unique_ptr<BlackholeProxy>> BlackholeProxy::Start(
+absl::StatusOr<std::unique_ptr<FaultProxy>> FaultProxy::Start(
     const std::string& target) {
   absl::StatusOr<std::unique_ptr<CommandProcess>> p =
-      CommandProcess::Start({BuildPath("blackhole-proxy"), target}, "port");
+      CommandProcess::Start({BuildPath("fault-proxy"), target}, "port");
   if (!p.ok()) return p.status();
   int port = 0;
   if (!absl::SimpleAtoi((*p)->value(), &port))
-    return absl::InternalError("blackhole-proxy printed no port");
-  return std::unique_ptr<BlackholeProxy>(new BlackholeProxy(*std::move(p), port));
+    return absl::InternalError("fault-proxy printed no port");
+  return std::unique_ptr<FaultProxy>(new FaultProxy(*std::move(p), port));
 }
 
-absl::Status BlackholeProxy::Say(const std::string& command) {
+absl::Status FaultProxy::Say(const std::string& command) {
   std::string answer = process_->Command(command);
   if (answer == "ok") return absl::OkStatus();
-  return absl::InternalError(absl::StrCat("blackhole-proxy ", command, ": ", answer));
+  return absl::InternalError(absl::StrCat("fault-proxy ", command, ": ", answer));
 }
-absl::Status BlackholeProxy::Freeze() { return Say("freeze"); }
-absl::Status BlackholeProxy::Blackhole() { return Say("blackhole"); }
-absl::Status BlackholeProxy::Thaw() { return Say("thaw"); }
-absl::Status BlackholeProxy::Cut() { return Say("cut"); }
+absl::Status FaultProxy::Freeze() { return Say("freeze"); }
+absl::Status FaultProxy::Blackhole() { return Say("blackhole"); }
+absl::Status FaultProxy::Thaw() { return Say("thaw"); }
+absl::Status FaultProxy::Cut() { return Say("cut"); }
+absl::Status FaultProxy::Latency(absl::Duration latency, absl::Duration jitter) {
+  return Say(absl::StrCat("latency ", absl::ToInt64Milliseconds(latency), " ",
+                          absl::ToInt64Milliseconds(jitter)));
+}
+absl::Status FaultProxy::Bandwidth(int64_t bytes_per_second) {
+  return Say(absl::StrCat("bandwidth ", bytes_per_second));
+}
+absl::Status FaultProxy::Clear() { return Say("clear"); }
+absl::Status FaultProxy::Reset() { return Say("reset"); }
+absl::Status FaultProxy::CutAfter(int64_t bytes) {
+  return Say(absl::StrCat("cut-after ", bytes));
+}
 
 absl::StatusOr<std::unique_ptr<Process>> Process::Start(
     const std::vector<std::string>& argv, const std::string& log_path) {

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -66,13 +67,14 @@ class MockKafka {
   std::unique_ptr<CommandProcess> process_;
 };
 
-// blackhole-proxy (tools/harness/blackhole_proxy.cc): forwards a loopback port to
-// `target` (HOST:PORT) until told to freeze its connections, which then forward
-// nothing either way and close nothing: a half-open connection, as a dropped NAT
-// entry or a paused peer leaves it.
-class BlackholeProxy {
+// fault-proxy (tools/harness/fault_proxy.cc): forwards a loopback port to
+// `target` (HOST:PORT) and, told to, makes the path misbehave: silent (its
+// connections forward nothing either way and close nothing: a half-open
+// connection, as a dropped NAT entry or a paused peer leaves it), slow, narrow, or
+// breaking connections with an RST or a FIN.
+class FaultProxy {
  public:
-  static absl::StatusOr<std::unique_ptr<BlackholeProxy>> Start(const std::string& target);
+  static absl::StatusOr<std::unique_ptr<FaultProxy>> Start(const std::string& target);
   int port() const { return port_; }
   // Freezes every connection open now; later connections are forwarded.
   absl::Status Freeze();
@@ -82,9 +84,21 @@ class BlackholeProxy {
   absl::Status Thaw();
   // Closes every connection (both sides see it end).
   absl::Status Cut();
+  // Every connection, open now or later, until changed: each way, bytes wait
+  // `latency` +- `jitter` before they are forwarded, and at most `bytes_per_second`
+  // leave a second (0: unlimited).
+  absl::Status Latency(absl::Duration latency, absl::Duration jitter = absl::ZeroDuration());
+  absl::Status Bandwidth(int64_t bytes_per_second);
+  absl::Status Clear();  // No latency, no bandwidth limit.
+  // Every connection open now is reset (an RST to both sides) when it next
+  // carries bytes, after half of them: a request cut off mid-way (within a second
+  // anyway).
+  absl::Status Reset();
+  // Every connection open now is closed once it has forwarded `bytes` more bytes.
+  absl::Status CutAfter(int64_t bytes);
 
  private:
-  BlackholeProxy(std::unique_ptr<CommandProcess> p, int port)
+  FaultProxy(std::unique_ptr<CommandProcess> p, int port)
       : process_(std::move(p)), port_(port) {}
   absl::Status Say(const std::string& command);
   std::unique_ptr<CommandProcess> process_;

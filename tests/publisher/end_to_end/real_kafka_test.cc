@@ -8,239 +8,23 @@
 // without any header of ours.
 #include <signal.h>
 
-#include <atomic>
 #include <fstream>
 #include <map>
 #include <set>
-#include <thread>
 #include <tuple>
 
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
-#include "outbox/v1/envelope.pb.h"
-#include "tests/publisher/publisher_fixture.h"
+#include "tests/publisher/end_to_end/real_kafka_fixture.h"
 #include "tools/harness/http_get.h"
-#include "tools/harness/kafka_cluster.h"
 #include "tools/harness/shell.h"
 
 namespace publisher {
 namespace {
 
-using harness::BlackholeProxy;
 using harness::HttpGet;
-using harness::KafkaCluster;
 using ::testing::HasSubstr;
-
-KafkaCluster* cluster =
-    nullptr;  // Shared by every test; made by the common::Environment.
-// The one account of the cluster's SASL/PLAIN listeners.
-constexpr char kSaslUser[] = "outbox";
-constexpr char kSaslPassword[] = "pw-5e3cr3t-q7";
-// One blackhole-proxy in front of each broker's second listener: a publisher given
-// cluster->external_bootstrap() reaches the cluster only through these, so a test
-// can silence every path between it and the brokers.
-std::vector<BlackholeProxy*> proxies;
-
-class KafkaEnvironment : public ::testing::Environment {
- public:
-  void SetUp() override {
-    std::vector<std::pair<int, int>> external;
-    std::set<int> taken;
-    while (external.size() < 3) {
-      // The brokers bind these seconds from now: a port outside the ephemeral
-      // range, as the cluster's own.
-      int listen = harness::FreeTcpPort();
-      if (!taken.insert(listen).second) continue;
-      owned_proxies_.push_back(
-          ValueOrDie(BlackholeProxy::Start(absl::StrCat("127.0.0.1:", listen))));
-      proxies.push_back(owned_proxies_.back().get());
-      external.emplace_back(listen, owned_proxies_.back()->port());
-    }
-    owned_ = ValueOrDie(KafkaCluster::Start(3, external, KafkaCluster::Jvm::kSmall,
-                                            absl::StrCat(kSaslUser, ":", kSaslPassword)));
-    cluster = owned_.get();
-  }
-  void TearDown() override {
-    cluster = nullptr;
-    owned_.reset();
-    proxies.clear();
-    owned_proxies_.clear();
-  }
-
- private:
-  std::vector<std::unique_ptr<BlackholeProxy>> owned_proxies_;
-  std::unique_ptr<KafkaCluster> owned_;
-};
-
-const auto* const kEnvironment =
-    ::testing::AddGlobalTestEnvironment(new KafkaEnvironment);
-
-
-// One row as a consumer sees it.
-struct Event {
-  std::string id;
-  std::string key;
-  int64_t n = -1;  // The row's number within its key (payload "n").
-  int32_t partition = 0;
-};
-
-class RealKafkaTest : public PublisherTest {
- protected:
-  void SetUpBroker() override {
-    ASSERT_NE(cluster, nullptr);
-    // Every test its own topic, transactional id and checkpoint topic.
-    static int test_number = 0;
-    prefix_ = absl::StrCat("rk", ++test_number);
-    topic_ = absl::StrCat(prefix_, ".order");
-    brokers_ = cluster->bootstrap();
-    topics_ = {topic_};
-    broker_flags_ = {"--topic",
-                     absl::StrCat(prefix_, ".{aggregate_type}"),
-                     "--transactional-id",
-                     prefix_,
-                     "--checkpoint-topic",
-                     absl::StrCat(prefix_, ".checkpoints"),
-                     "--table",
-                     "outbox"};
-    ASSERT_TRUE(cluster->CreateTopic(topic_, 4, 3, {{"min.insync.replicas", "2"}}).ok());
-  }
-
-  void TearDown() override {
-    PublisherTest::TearDown();
-    // A test that failed half-way must not leave a broker down, or a path to one
-    // silent, for the next.
-    EXPECT_TRUE(cluster->Heal().ok());
-    for (BlackholeProxy* proxy : proxies) EXPECT_TRUE(proxy->Thaw().ok());
-  }
-
-  std::unique_ptr<Process> Start(const std::vector<std::string>& extra = {},
-                                 const std::vector<std::string>& env = {}) {
-    log_path_ = absl::StrCat(cluster_->dir(), "/publisher-", ++started_, ".log");
-    return StartPublisher(extra, env);
-  }
-
-  // Commits `transactions` transactions of 1 to 10 rows over 8 keys; each row's
-  // payload numbers it within its key, so a consumer can check per-key order.
-  void Write(int transactions, PgSession* session = nullptr) {
-    if (session == nullptr) session = sql_.get();
-    for (int t = 0; t < transactions; ++t) {
-      std::string values;
-      for (int r = 0; r <= (t * 7) % 10; ++r) {
-        std::string key = absl::StrCat("k", (t + r) % 8);
-        absl::StrAppend(&values, values.empty() ? "" : ",", "('order','", key,
-                        "','E',jsonb_build_object('n',", next_[key]++, "))");
-      }
-      ASSERT_TRUE(
-          session
-              ->Exec(absl::StrCat("INSERT INTO outbox (aggregate_type, aggregate_id, "
-                                  "event_type, payload) VALUES ",
-                                  values))
-              .ok());
-    }
-  }
-
-  // Writes from a thread of its own until stopped.
-  class BackgroundWriter {
-   public:
-    BackgroundWriter(RealKafkaTest* test)
-        : session_(ValueOrDie(test->cluster_->Connect())) {
-      thread_ = std::thread([this, test] {
-        while (!stop_) test->Write(1, session_.get());
-      });
-    }
-    ~BackgroundWriter() {
-      stop_ = true;
-      thread_.join();
-    }
-
-   private:
-    std::unique_ptr<PgSession> session_;
-    std::atomic<bool> stop_{false};
-    std::thread thread_;
-  };
-
-  static std::vector<Event> Events(
-      const std::vector<harness::ConsumedRecord>& rs) {
-    std::vector<Event> events;
-    for (const auto& r : rs) {
-      outbox::v1::Envelope e;
-      EXPECT_TRUE(e.ParseFromString(r.value));
-      Event ev{e.id(), r.key, -1, r.partition};
-      const std::string& p = e.payload();
-      size_t at = p.find("\"n\": ");
-      if (at != std::string::npos) {
-        size_t end = p.find_first_of(",}", at);
-        EXPECT_TRUE(absl::SimpleAtoi(p.substr(at + 5, end - at - 5), &ev.n)) << p;
-      }
-      events.push_back(ev);
-    }
-    return events;
-  }
-
-  // Waits until the slot is confirmed to the end of the WAL written so far and a
-  // consumer (read_committed) has every row; returns what it read.
-  std::vector<Event> ReadAll() {
-    Lsn end = WalInsert();
-    EXPECT_TRUE(WaitFor([&] { return Confirmed() >= end; }, absl::Seconds(120)))
-        << "the slot did not catch up: " << Confirmed() << " < " << end;
-    size_t rows = std::stoul(ValueOrDie(sql_->Value("SELECT count(*) FROM outbox")));
-    auto consumer = StartConsumer();
-    WaitFor([&] { return Distinct(Events(consumer->Records())) >= rows; },
-            absl::Seconds(60));
-    consumer_records_ = consumer->Records();
-    return Events(consumer_records_);
-  }
-
-  static size_t Distinct(const std::vector<Event>& events) {
-    std::set<std::string> ids;
-    for (const auto& e : events) ids.insert(e.id);
-    return ids.size();
-  }
-
-  // Rows received more than once.
-  static size_t Doubled(const std::vector<Event>& events) {
-    std::map<std::string, int> copies;
-    for (const auto& e : events) ++copies[e.id];
-    size_t doubled = 0;
-    for (const auto& [id, n] : copies) doubled += n > 1;
-    return doubled;
-  }
-
-  // Rows of the table no consumer saw.
-  size_t Lost(const std::vector<Event>& events) {
-    std::set<std::string> ids;
-    for (const auto& e : events) ids.insert(e.id);
-    size_t lost = 0;
-    for (const auto& row : ValueOrDie(sql_->Exec("SELECT id::text FROM outbox")))
-      lost += ids.count(*row[0]) == 0;
-    return lost;
-  }
-
-  // Per key, the first time each row appears must follow the first appearance of
-  // every earlier row of the key (redelivery after a rewind may repeat rows, never
-  // put a later one first); and a key stays on one partition.
-  static size_t OrderViolations(const std::vector<Event>& events) {
-    std::map<std::string, int64_t> highest;
-    std::map<std::string, int32_t> partition;
-    size_t violations = 0;
-    for (const auto& e : events) {
-      auto [it, fresh] = partition.emplace(e.key, e.partition);
-      if (!fresh && it->second != e.partition) ++violations;
-      auto h = highest.find(e.key);
-      int64_t top = h == highest.end() ? -1 : h->second;
-      if (e.n > top + 1) ++violations;  // Skipped a row not yet seen.
-      if (e.n > top) highest[e.key] = e.n;
-    }
-    return violations;
-  }
-
-  std::string prefix_, topic_;
-  std::vector<harness::ConsumedRecord> consumer_records_;  // ReadAll's.
-  std::map<std::string, int64_t> next_;
-  int started_ = 0;
-};
 
 TEST_F(RealKafkaTest, AtLeastOnceAcrossKill9) {
   publisher_ = Start();
@@ -499,112 +283,6 @@ TEST_F(RealKafkaTest, ASecondInstanceWithTheTransactionalIdFencesTheFirst) {
                          << confirmed.ToString() << ")";
 }
 
-// Silent broker paths: the paths between the publisher and the brokers go silent without
-// closing (a NAT or firewall that dropped its state): blackhole-proxy in front of
-// every broker forwards nothing and closes nothing. In both delivery modes:
-//  1. Only the connections open now die (new ones work, as after a NAT reset):
-//     librdkafka's request timeout (socket.timeout.ms, 30 s by our default)
-//     drops them and rows flow again without help.
-//  2. Every path stays dead until it heals: nothing is confirmed meanwhile,
-//     /healthz says what is wrong, and rows flow soon after the path returns.
-// Then a kill -9 and an ordinary consumer judge: nothing lost (nothing was
-// confirmed that the brokers did not hold), and nothing doubled in exactly-once.
-class KafkaBlackholeTest : public RealKafkaTest,
-                           public ::testing::WithParamInterface<bool> {
- protected:
-  bool exactly_once() const { return GetParam(); }
-
-  // Every proxy at once.
-  static void Each(absl::Status (BlackholeProxy::*command)()) {
-    for (BlackholeProxy* proxy : proxies) ASSERT_TRUE((proxy->*command)().ok());
-  }
-
-  // How long after `since` the slot confirms the WAL written up to now.
-  absl::Duration FlowsAgain(absl::Time since, absl::Duration deadline) {
-    Lsn end = WalInsert();
-    if (!WaitFor([&] { return Confirmed() >= end; }, deadline))
-      return absl::InfiniteDuration();
-    return absl::Now() - since;
-  }
-};
-
-TEST_P(KafkaBlackholeTest, SilentPathsToTheBrokersStallNothingAndConfirmNothingUnproven) {
-  int metrics_port = harness::FreeTcpPort();
-  publisher_brokers_ = cluster->external_bootstrap();
-  std::vector<std::string> flags = {"--metrics-port", absl::StrCat(metrics_port)};
-  if (exactly_once()) flags.insert(flags.end(), kExactlyOnce.begin(), kExactlyOnce.end());
-  publisher_ = Start(flags);
-  Write(10);
-  ASSERT_TRUE(WaitFor([&] { return Confirmed() >= WalInsert(); }, absl::Seconds(60)))
-      << publisher_->Log();
-
-  // 1. The open connections go silent; new ones would work.
-  Each(&BlackholeProxy::Freeze);
-  absl::Time frozen = absl::Now();
-  Write(20);
-  absl::Duration recovered = FlowsAgain(frozen, absl::Seconds(50));
-  EXPECT_LT(recovered, absl::Seconds(50))
-      << "rows did not flow again within 50 s of the paths going silent "
-         "(socket.timeout.ms 30 s)\n"
-      << publisher_->Log();
-
-  // 2. Every path dead, new connections too, for longer than the stall bound.
-  Each(&BlackholeProxy::Blackhole);
-  Lsn before = WalInsert();
-  Write(20);
-  std::pair<int, std::string> health;
-  Lsn highest;
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        highest = std::max(highest, Confirmed());
-        health = HttpGet(metrics_port, "/healthz");
-        // The cause as librdkafka names it: requests or connections timed out.
-        // Exactly-once first names the stall too (its commit goes on beside the
-        // reader), then, once the commit gives up, the producer it cannot make.
-        return health.first == 503 &&
-               (absl::StrContains(health.second, "_TIMED_OUT") ||
-                absl::StrContains(health.second, "_TRANSPORT")) &&
-               (!exactly_once() ||
-                absl::StrContains(health.second, "cannot create the Kafka producer"));
-      },
-      absl::Seconds(90)))
-      << "/healthz answered " << health.first << " " << health.second;
-  // At-least-once waits on acknowledgements; exactly-once aborts the Kafka
-  // transaction it cannot commit and then cannot initialize a new producer.
-  EXPECT_THAT(health.second, HasSubstr(exactly_once() ? "cannot create the Kafka producer"
-                                                      : "none acknowledged for 30s; "
-                                                        "librdkafka reported"))
-      << health.second;
-  highest = std::max(highest, Confirmed());
-  EXPECT_LE(highest, before) << "confirmed rows while no broker could be reached";
-  absl::Time healed = absl::Now();
-  Each(&BlackholeProxy::Thaw);
-  absl::Duration after_heal = FlowsAgain(healed, absl::Seconds(60));
-  EXPECT_LT(after_heal, absl::Seconds(45))
-      << "rows did not flow again within 45 s of the paths returning\n"
-      << publisher_->Log();
-  EXPECT_TRUE(WaitFor([&] { return HttpGet(metrics_port, "/healthz").first == 200; },
-                      absl::Seconds(30)));
-
-  // Whatever was confirmed is in Kafka without this publisher's help.
-  publisher_->Signal(SIGKILL);
-  publisher_->Wait(absl::Seconds(10));
-  size_t rows = std::stoul(ValueOrDie(sql_->Value("SELECT count(*) FROM outbox")));
-  auto consumer = StartConsumer();
-  WaitFor([&] { return Distinct(Events(consumer->Records())) >= rows; },
-          absl::Seconds(60));
-  std::vector<Event> events = Events(consumer->Records());
-  EXPECT_EQ(Lost(events), 0u);
-  EXPECT_EQ(OrderViolations(events), 0u);
-  if (exactly_once()) {
-    EXPECT_EQ(Doubled(events), 0u);
-  }
-  std::cerr << (exactly_once() ? "exactly-once" : "at-least-once")
-            << ": rows flowed again " << absl::FormatDuration(recovered)
-            << " after the open connections went silent, and "
-            << absl::FormatDuration(after_heal) << " after dead paths returned\n";
-}
-
 // Credentials kept off the command line: SASL/PLAIN from OUTBOX_KAFKA_* variables,
 // then from a properties file (-F), in both delivery modes, against brokers that
 // refuse anyone else. The rows arrive, and the password shows nowhere: not in the
@@ -677,10 +355,6 @@ TEST_F(RealKafkaTest, SaslCredentialsFromTheEnvironmentOrAFileWorkAndNeverShow) 
   EXPECT_FALSE(absl::StrContains(out, "wrong-pw-x1")) << out;
 }
 
-INSTANTIATE_TEST_SUITE_P(BothDeliveryModes, KafkaBlackholeTest, ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool>& info) {
-                           return info.param ? "ExactlyOnce" : "AtLeastOnce";
-                         });
 
 }  // namespace
 }  // namespace publisher

@@ -1,5 +1,5 @@
 // A replication connection that goes silent without closing (a dropped
-// NAT entry, a paused server: blackhole-proxy freezes it) must not stall the
+// NAT entry, a paused server: fault-proxy freezes it) must not stall the
 // publisher. It notices within --replication-timeout, warns with the cause,
 // reconnects (standing by until the old walsender lets go of the slot), and
 // publishes every row; nothing is confirmed that the broker does not hold.
@@ -8,66 +8,14 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
-#include "tests/publisher/publisher_fixture.h"
+#include "tests/publisher/end_to_end/proxied_postgres.h"
 
 namespace publisher {
 namespace {
 
-using harness::BlackholeProxy;
 using ::testing::HasSubstr;
 
-class SilentConnectionTest : public PublisherTest {
- protected:
-  void SetUp() override {
-    PublisherTest::SetUp();
-    // The old walsender lets go of the slot 5 s after our last status update.
-    ASSERT_TRUE(sql_->Exec("ALTER SYSTEM SET wal_sender_timeout = '5s'").ok());
-    ASSERT_TRUE(sql_->Exec("SELECT pg_reload_conf()").ok());
-    proxy_ =
-        ValueOrDie(BlackholeProxy::Start(absl::StrCat("127.0.0.1:", cluster_->port())));
-  }
-
-  // The publisher's flags with --pg through the proxy.
-  std::vector<std::string> ThroughProxy(std::vector<std::string> extra) {
-    std::vector<std::string> argv = PublisherArgv(extra);
-    for (size_t i = 0; i + 1 < argv.size(); ++i) {
-      if (argv[i] == "--pg") {
-        argv[i + 1] = absl::StrCat("host=127.0.0.1 port=", proxy_->port(),
-                                   " user=postgres dbname=postgres");
-      }
-    }
-    return argv;
-  }
-
-  // Starts the publisher through the proxy with `extra` flags, and a consumer; 20
-  // rows are then published and confirmed. Null (with a failure) otherwise.
-  std::unique_ptr<Consumer> StartThroughProxy(std::vector<std::string> extra) {
-    publisher_ = ValueOrDie(Process::Start(ThroughProxy(std::move(extra)), log_path_));
-    if (!WaitFor([&] { return absl::StrContains(publisher_->Log(), "\"streaming\""); },
-                 absl::Seconds(60))) {
-      ADD_FAILURE() << "the publisher did not stream\n" << publisher_->Log();
-      return nullptr;
-    }
-    auto consumer = StartConsumer();
-    Write(20);
-    if (!WaitFor([&] { return Confirmed() >= WalInsert(); }, absl::Seconds(60))) {
-      ADD_FAILURE() << "the first rows were not confirmed\n" << publisher_->Log();
-      return nullptr;
-    }
-    return consumer;
-  }
-
-  void Write(int rows) {
-    ASSERT_TRUE(
-        sql_->Exec(absl::StrCat("INSERT INTO outbox (aggregate_type, aggregate_id, "
-                                "event_type, payload) SELECT 'order', 'o-' || i, "
-                                "'E', '{}' FROM generate_series(1, ",
-                                rows, ") i"))
-            .ok());
-  }
-
-  std::unique_ptr<BlackholeProxy> proxy_;
-};
+class SilentConnectionTest : public ProxiedPostgresTest {};
 
 TEST_F(SilentConnectionTest, AFrozenReplicationConnectionIsDroppedAndStreamingResumes) {
   auto consumer = StartThroughProxy({"--replication-timeout", "5s"});
