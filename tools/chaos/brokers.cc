@@ -1,6 +1,7 @@
 // ChaosBroker over mock-kafka and over a real Apache Kafka cluster.
 #include "tools/chaos/brokers.h"
 
+#include <fstream>
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
@@ -76,9 +77,9 @@ class MockBroker : public ChaosBroker {
 
 class RealBroker : public ChaosBroker {
  public:
-  RealBroker(const std::string& topic, int partitions)
-      : cluster_(
-            Must(harness::KafkaCluster::Start(kBrokers), "start Apache Kafka")),
+  RealBroker(const std::string& topic, int partitions, bool proxied_paths)
+      : cluster_(Must(harness::KafkaCluster::Start(kBrokers, Proxies(proxied_paths)),
+                      "start Apache Kafka")),
         topic_(topic),
         partitions_(partitions) {
     if (!cluster_
@@ -88,6 +89,24 @@ class RealBroker : public ChaosBroker {
     // The checkpoint topic is left to the publisher, which creates it compacted.
   }
   const std::string& bootstrap() const override { return cluster_->bootstrap(); }
+  const std::string& publisher_bootstrap() const override {
+    return proxies_.empty() ? cluster_->bootstrap() : cluster_->external_bootstrap();
+  }
+  std::vector<harness::FaultProxy*> paths() const override {
+    std::vector<harness::FaultProxy*> out;
+    for (const auto& p : proxies_) out.push_back(p.get());
+    return out;
+  }
+  std::vector<pid_t> server_pids() const override {
+    std::vector<pid_t> pids;
+    for (int i = 1; i <= kBrokers; ++i) {
+      std::ifstream in(absl::StrCat(cluster_->dir(), "/node", i, "/pid"));
+      pid_t pid = 0;
+      in >> pid;  // Empty while the broker is down: 0.
+      pids.push_back(pid);
+    }
+    return pids;
+  }
   bool writes_markers() const override { return true; }
   std::vector<std::string> fault_kinds() const override {
     return {"broker-kill", "broker-freeze", "leader-move"};
@@ -121,6 +140,23 @@ class RealBroker : public ChaosBroker {
   }
 
  private:
+  // One fault-proxy per broker, each in front of a second listener that advertises
+  // the proxy's port: {listen port, advertised port} pairs for KafkaCluster::Start.
+  std::vector<std::pair<int, int>> Proxies(bool proxied_paths) {
+    std::vector<std::pair<int, int>> external;
+    while (proxied_paths && external.size() < kBrokers) {
+      int listen = harness::FreeTcpPort();
+      bool taken = false;
+      for (const auto& [l, a] : external) taken |= l == listen;
+      if (taken) continue;
+      proxies_.push_back(Must(harness::FaultProxy::Start(absl::StrCat("127.0.0.1:", listen)),
+                              "start a broker's fault-proxy"));
+      external.emplace_back(listen, proxies_.back()->port());
+    }
+    return external;
+  }
+
+  std::vector<std::unique_ptr<harness::FaultProxy>> proxies_;  // Before cluster_.
   std::unique_ptr<harness::KafkaCluster> cluster_;
   std::string topic_;
   int partitions_;
@@ -130,10 +166,12 @@ class RealBroker : public ChaosBroker {
 
 std::unique_ptr<ChaosBroker> StartBroker(const std::string& kind,
                                          const std::string& topic, int partitions,
-                                         const std::string& checkpoint_topic) {
+                                         const std::string& checkpoint_topic,
+                                         bool proxied_paths) {
+  if (kind == "mock" && proxied_paths) Die("mock-kafka's brokers cannot be proxied");
   if (kind == "mock")
     return std::make_unique<MockBroker>(topic, partitions, checkpoint_topic);
-  if (kind == "kafka") return std::make_unique<RealBroker>(topic, partitions);
+  if (kind == "kafka") return std::make_unique<RealBroker>(topic, partitions, proxied_paths);
   Die("--broker takes mock or kafka");
   return nullptr;
 }

@@ -9,6 +9,8 @@
 #ifndef TOOLS_CHAOS_BROKERS_H_
 #define TOOLS_CHAOS_BROKERS_H_
 
+#include <sys/types.h>
+
 #include <functional>
 #include <memory>
 #include <random>
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "tools/harness/processes.h"
 
 namespace chaos {
 
@@ -24,7 +27,16 @@ class ChaosBroker {
   using Wait = std::function<void(absl::Duration)>;  // Keeps the verifier reading.
 
   virtual ~ChaosBroker() = default;
+  // What the harness's clients (the verifier, the sampler) bootstrap from.
   virtual const std::string& bootstrap() const = 0;
+  // What the publishers bootstrap from: through the paths' fault-proxies when the
+  // broker was started with them, else bootstrap().
+  virtual const std::string& publisher_bootstrap() const { return bootstrap(); }
+  // The fault-proxies between the publishers and each broker (network.h); none
+  // unless started with them.
+  virtual std::vector<harness::FaultProxy*> paths() const { return {}; }
+  // The brokers' processes (their memory is watched); none for mock-kafka.
+  virtual std::vector<pid_t> server_pids() const { return {}; }
   // Whether a read_committed consumer sees only committed Kafka transactions.
   virtual bool writes_markers() const = 0;
   // The broker fault kinds it injects.
@@ -41,10 +53,12 @@ class ChaosBroker {
 };
 
 // Starts a broker ("mock" or "kafka") with `topic` (`partitions` partitions) and,
-// when given, `checkpoint_topic`. Dies on failure.
+// when given, `checkpoint_topic`. With `proxied_paths` (kafka only), each broker
+// advertises a fault-proxy in front of it to the publishers. Dies on failure.
 std::unique_ptr<ChaosBroker> StartBroker(const std::string& kind,
                                          const std::string& topic, int partitions,
-                                         const std::string& checkpoint_topic);
+                                         const std::string& checkpoint_topic,
+                                         bool proxied_paths = false);
 
 }  // namespace chaos
 

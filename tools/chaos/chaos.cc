@@ -1,7 +1,7 @@
 // outbox-chaos: a Jepsen-style fault-injection run of outbox-publisher.
 //
 //   outbox-chaos [--rows N] [--faults F] [--seed S] [--max-tx-rows R] [--aggregates A]
-//                [--schedule full|no-pg-restart|failover|standby]
+//                [--schedule full|no-pg-restart|failover|standby|soak]
 //                [--in-flight-requests K]
 //                [--delivery at-least-once|exactly-once] [--writer table|message|mixed]
 //                [--broker mock|kafka] [--pg-version N] [--shards N]
@@ -14,7 +14,7 @@
 // cluster with --broker kafka, a broker killed and restarted, a broker frozen, a
 // real leader move), restarts PostgreSQL, terminates the walsender, freezes every
 // publisher connection to PostgreSQL without closing it (blackhole: the publishers
-// reach PostgreSQL through blackhole-proxy, with --replication-timeout 5s and the
+// reach PostgreSQL through fault-proxy, with --replication-timeout 5s and the
 // server's wal_sender_timeout 5s), and starts a second publisher on the same slot
 // (which must take over when the first dies).
 //
@@ -34,6 +34,12 @@
 // spare (which the publishing standby follows across the timeline switch; the old
 // primary is rebuilt as the new spare), and loses the publishing standby with its
 // slot (a gap, closed from the table, on a new standby cloned in its place).
+// `soak` (--broker kafka, PostgreSQL 17+, two shards) runs every fault kind at once
+// from concurrent lanes (soak.h), network faults on both paths included, writes
+// until --rows committed and --faults injected, and watches the publishers while
+// it runs (watch.h): recovery time per fault kind, /healthz around each outage,
+// /metrics against the verifier, and the RSS, threads and descriptors of the
+// publisher that lives through the run (soak_audit.h).
 //
 // A verifier consumes concurrently, and a sampler records the slot's
 // confirmed_flush_lsn against the partitions' high watermarks (audit.h). At the end
@@ -75,6 +81,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -91,12 +98,20 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "cdc/key_shard.h"
 #include "cdc/lsn.h"
 #include "tools/chaos/audit.h"
 #include "tools/chaos/brokers.h"
+#include "tools/chaos/faults.h"
+#include "tools/chaos/options.h"
+#include "tools/chaos/publishers.h"
 #include "tools/chaos/sampler.h"
 #include "tools/chaos/servers.h"
+#include "tools/chaos/soak.h"
+#include "tools/chaos/trouble.h"
+#include "tools/chaos/watch.h"
 #include "tools/chaos/verifier.h"
+#include "tools/chaos/writer.h"
 #include "tools/harness/fatal.h"
 #include "tools/harness/pg_cluster.h"
 #include "tools/harness/processes.h"
@@ -109,8 +124,9 @@ ABSL_FLAG(int64_t, max_tx_rows, 500, "the most rows in one writer transaction");
 ABSL_FLAG(int64_t, aggregates, 200, "distinct keys");
 ABSL_FLAG(std::string, schedule, "full",
           "full (PostgreSQL restarts too), no-pg-restart (a kill -9 of the publisher "
-          "after each fault instead), failover (primary failovers, PostgreSQL 17+), or "
-          "standby (publishing from a standby, PostgreSQL 16+)");
+          "after each fault instead), failover (primary failovers, PostgreSQL 17+), "
+          "standby (publishing from a standby, PostgreSQL 16+), or soak (every fault "
+          "at once, --broker kafka)");
 ABSL_FLAG(std::string, delivery, "at-least-once", "at-least-once or exactly-once");
 ABSL_FLAG(std::string, writer, "table",
           "table (outbox rows), message (transactional messages) or mixed");
@@ -139,311 +155,13 @@ constexpr char kTopic[] = "outbox.event.chaos";
 constexpr char kCheckpointTopic[] = "outbox.checkpoints";
 constexpr int kPartitions = 32;
 
-struct Options {
-  int64_t rows = 200000;
-  int faults = 30;
-  uint64_t seed = 1;
-  int max_tx_rows = 500;
-  int aggregates = 200;
-  bool pg_restarts = true;     // --schedule full (true) or no-pg-restart.
-  int in_flight_requests = 0;  // 0: the publisher's default.
-  bool exactly_once = false;   // --delivery exactly-once.
-  // --writer: rows in the outbox table, transactional messages (outbox events
-  // without a table), or both interleaved in each transaction.
-  enum class WriterMode { kTable, kMessage, kMixed } writer = WriterMode::kTable;
-  std::string broker = "mock";      // --broker mock|kafka (brokers.h).
-  bool failover = false;            // --schedule failover.
-  bool publishing_standby = false;  // --schedule standby.
-  std::string schedule = "full";
-  int pg_version = 0;  // --pg-version; 0: the harness's default.
-  int shards = 1;      // --shards: publishers sharing the table by key.
-};
-
-const char* WriterName(Options::WriterMode m) {
-  switch (m) {
-    case Options::WriterMode::kTable:
-      return "table";
-    case Options::WriterMode::kMessage:
-      return "message";
-    case Options::WriterMode::kMixed:
-      return "mixed";
-  }
-  return "?";
-}
-
 void Say(const std::string& line) { std::cout << "chaos: " << line << std::endl; }
-
-// How often each of `needles` occurs in the files of `dir`, in their order.
-std::vector<int64_t> CountInLogs(const std::string& dir,
-                                 const std::vector<std::string>& needles) {
-  std::vector<int64_t> n(needles.size());
-  DIR* d = opendir(dir.c_str());
-  if (d == nullptr) return n;
-  while (dirent* e = readdir(d)) {
-    std::ifstream in(absl::StrCat(dir, "/", e->d_name));
-    for (std::string line; std::getline(in, line);) {
-      for (size_t i = 0; i < needles.size(); ++i) {
-        for (size_t at = line.find(needles[i]); at != std::string::npos;
-             at = line.find(needles[i], at + needles[i].size()))
-          ++n[i];
-      }
-    }
-  }
-  closedir(d);
-  return n;
-}
-
-// What the Kafka client went through, counted in the publishers' logs: fatal
-// producer errors, rewinds (a producer recreated, the slot re-read), Kafka
-// transactions aborted, and deliveries reported without proof of storage.
-struct ProducerTrouble {
-  int64_t fatal = 0;
-  int64_t rewinds = 0;
-  int64_t aborted = 0;
-  int64_t unproven = 0;
-
-  static ProducerTrouble Read(const std::string& dir) {
-    std::vector<int64_t> n = CountInLogs(
-        dir, {"Kafka producer failed fatally", "ending the Kafka producer session",
-              "in it, aborted", "without proof of storage"});
-    return {n[0], n[1], n[2], n[3]};
-  }
-  ProducerTrouble operator-(const ProducerTrouble& o) const {
-    return {fatal - o.fatal, rewinds - o.rewinds, aborted - o.aborted,
-            unproven - o.unproven};
-  }
-  ProducerTrouble& operator+=(const ProducerTrouble& o) {
-    fatal += o.fatal;
-    rewinds += o.rewinds;
-    aborted += o.aborted;
-    unproven += o.unproven;
-    return *this;
-  }
-  std::string ToString() const {
-    return absl::StrCat("fatal ", fatal, ", rewinds ", rewinds, ", aborted ", aborted,
-                        ", unproven ", unproven);
-  }
-};
-
-// The publisher processes: per shard (--shards), a primary and, for a while, a
-// standby on the same slot. Without shards there is one, on the one slot.
-class Publishers {
- public:
-  // `pg`: the publishers' conninfo; `args`: flags every publisher gets besides the
-  // common ones (and its --shard).
-  Publishers(std::string pg, const std::string& brokers, std::string dir,
-             std::vector<std::string> args, int shards)
-      : pg_(std::move(pg)),
-        brokers_(brokers),
-        dir_(std::move(dir)),
-        args_(std::move(args)),
-        shards_(shards) {}
-
-  int shards() const { return static_cast<int>(shards_.size()); }
-
-  // Makes sure every shard has a primary running; restarts one that exited (an exit
-  // 2 while PostgreSQL restarts is legitimate: unreachable at start).
-  void EnsurePrimary() {
-    for (int i = 0; i < shards(); ++i) EnsurePrimary(i);
-  }
-
-  void KillPrimary(int sig, int shard) {
-    EnsurePrimary(shard);
-    Shard& s = shards_[shard];
-    s.expected_exit = true;
-    s.primary->Signal(sig);
-    s.primary->Wait(absl::Seconds(60));
-  }
-
-  void StartStandby(int shard) {
-    if (!shards_[shard].standby) shards_[shard].standby = Launch(shard);
-  }
-
-  // The shard's primary dies; its standby, if any, becomes the primary.
-  void FailOver(int shard) {
-    StartStandby(shard);
-    KillPrimary(SIGKILL, shard);
-    shards_[shard].primary = std::move(shards_[shard].standby);
-  }
-
-  void StopAll() {
-    for (Shard& s : shards_) {
-      for (auto* p : {&s.primary, &s.standby}) {
-        if (*p && (*p)->running()) {
-          (*p)->Signal(SIGTERM);
-          (*p)->Wait(absl::Seconds(60));
-        }
-      }
-    }
-  }
-
-  const std::vector<std::string>& unexpected_exits() const { return unexpected_exits_; }
-
- private:
-  struct Shard {
-    std::unique_ptr<Process> primary, standby;
-    bool expected_exit = false;
-  };
-
-  std::unique_ptr<Process> Launch(int shard) {
-    std::vector<std::string> argv = {harness::BuildPath("outbox-publisher"),
-                                     "--pg",
-                                     pg_,
-                                     "--brokers",
-                                     brokers_,
-                                     "--status-interval",
-                                     "1s",
-                                     "--log-stats-every",
-                                     "5s",
-                                     "--max-in-flight",
-                                     "20000",
-                                     "-X",
-                                     "reconnect.backoff.max.ms=1000"};
-    argv.insert(argv.end(), args_.begin(), args_.end());
-    if (shards() > 1)
-      argv.insert(argv.end(), {"--shard", absl::StrCat(shard + 1, "/", shards())});
-    return Must(
-        Process::Start(argv, absl::StrCat(dir_, "/publisher-", ++launched_, ".log")),
-        "start publisher");
-  }
-
-  void EnsurePrimary(int shard) {
-    Shard& s = shards_[shard];
-    if (s.primary && s.primary->running()) return;
-    if (s.primary) {
-      std::optional<int> code = s.primary->Wait(absl::ZeroDuration());
-      if (code && *code != 0 && *code != 2 && !s.expected_exit) {
-        unexpected_exits_.push_back(
-            absl::StrCat("exit ", *code, ": ", Tail(s.primary->Log())));
-      }
-    }
-    s.expected_exit = false;
-    s.primary = Launch(shard);
-  }
-
-  static std::string Tail(const std::string& log) {
-    return log.size() > 2000 ? log.substr(log.size() - 2000) : log;
-  }
-
-  std::string pg_;
-  std::string brokers_, dir_;
-  std::vector<std::string> args_;
-  std::vector<Shard> shards_;
-  int launched_ = 0;
-  std::vector<std::string> unexpected_exits_;
-};
-
-// Commits transactions of 1..max rows; survives PostgreSQL restarts by
-// reconnecting. Commit times are kept per id for the latency figure.
-class Writer {
- public:
-  // `pg`: a conninfo (a multi-host one follows a promotion).
-  Writer(std::string pg, const Options& o, absl::Duration pace)
-      : pg_(std::move(pg)), options_(o), pace_(pace), rng_(o.seed * 7919 + 1) {}
-
-  void Run(std::atomic<bool>& stop) {
-    std::vector<int64_t> next_seq(options_.aggregates, 0);
-    int64_t next_id = 0;
-    std::unique_ptr<PgSession> sql;
-    while (!stop && written_ < options_.rows) {
-      if (!sql) {
-        auto s = harness::ConnectTo(pg_);
-        if (!s.ok()) {
-          absl::SleepFor(absl::Milliseconds(200));
-          continue;
-        }
-        sql = std::move(*s);
-      }
-      int n = std::uniform_int_distribution<int>(1, options_.max_tx_rows)(rng_);
-      n = static_cast<int>(std::min<int64_t>(n, options_.rows - written_));
-      absl::Status s = sql->Exec(Transaction(n, next_id, next_seq)).status();
-      absl::Time now = absl::Now();
-      if (!s.ok()) {
-        // Lost the connection mid-statement: it may or may not have committed. The
-        // table is the history, so nothing needs remembering here.
-        sql.reset();
-        continue;
-      }
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        for (int64_t id = next_id - n; id < next_id; ++id)
-          commit_time_[absl::StrCat("r", id)] = now;
-      }
-      written_ += n;
-      ++transactions_;
-      absl::SleepFor(pace_);
-    }
-    done_ = true;
-  }
-
-  // One transaction of `n` events (ids from `next_id`, numbered per aggregate), as
-  // table rows in one INSERT; or, with messages, one statement per event in order,
-  // each also noted in chaos_history (the history, as the table is for rows).
-  std::string Transaction(int n, int64_t& next_id, std::vector<int64_t>& next_seq) {
-    std::vector<std::string> values, statements;
-    for (int i = 0; i < n; ++i) {
-      int agg = std::uniform_int_distribution<int>(0, options_.aggregates - 1)(rng_);
-      std::string id = absl::StrCat("r", next_id++);
-      int64_t seq = next_seq[agg]++;
-      std::string value = absl::StrCat("('", id, "', 'chaos', 'a", agg, "', ", seq,
-                                       ", 'E', '{\"n\": ", i, "}')");
-      if (options_.writer == Options::WriterMode::kTable) {
-        values.push_back(value);
-        continue;
-      }
-      bool message = options_.writer == Options::WriterMode::kMessage ||
-                     std::uniform_int_distribution<int>(0, 1)(rng_) == 1;
-      statements.push_back(absl::StrCat("INSERT INTO chaos_history VALUES ('", id,
-                                        "', 'a", agg, "', ", seq, ")"));
-      if (message) {
-        statements.push_back(absl::StrCat(
-            "SELECT pg_logical_emit_message(true, 'outbox', '{\"id\": \"", id,
-            "\", \"aggregate_type\": \"chaos\", \"aggregate_id\": \"a", agg,
-            "\", \"event_type\": \"E\", \"payload\": {\"n\": ", i, "}}')"));
-      } else {
-        statements.push_back(
-            absl::StrCat("INSERT INTO outbox (id, aggregate_type, "
-                         "aggregate_id, seq, event_type, payload) VALUES ",
-                         value));
-      }
-    }
-    if (options_.writer == Options::WriterMode::kTable) {
-      return absl::StrCat(
-          "INSERT INTO outbox (id, aggregate_type, aggregate_id, seq, event_type, "
-          "payload) "
-          "VALUES ",
-          absl::StrJoin(values, ", "));
-    }
-    // One simple-query string runs as one transaction.
-    return absl::StrJoin(statements, "; ");
-  }
-
-  int64_t written() const { return written_; }
-  int64_t transactions() const { return transactions_; }
-  bool done() const { return done_; }
-  std::optional<absl::Time> CommitTime(const std::string& id) {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = commit_time_.find(id);
-    if (it == commit_time_.end()) return std::nullopt;
-    return it->second;
-  }
-
- private:
-  std::string pg_;
-  Options options_;
-  absl::Duration pace_;
-  std::mt19937_64 rng_;
-  std::atomic<int64_t> written_{0}, transactions_{0};
-  std::atomic<bool> done_{false};
-  std::mutex mu_;
-  std::map<std::string, absl::Time> commit_time_;
-};
 
 Options ParseArgs(int argc, char** argv) {
   harness::ToolArgs args = harness::ParseToolFlags(
       argc, argv,
       "outbox-chaos [--rows N] [--faults N] [--seed N] [--max-tx-rows N] "
-      "[--aggregates N] [--schedule full|no-pg-restart|failover|standby] "
+      "[--aggregates N] [--schedule full|no-pg-restart|failover|standby|soak] "
       "[--delivery at-least-once|exactly-once] [--writer table|message|mixed] "
       "[--broker mock|kafka] [--in-flight-requests N] [--pg-version N]");
   if (!args.positional.empty() || !args.passed_on.empty())
@@ -483,12 +201,16 @@ Options ParseArgs(int argc, char** argv) {
   if (o.broker != "mock" && o.broker != "kafka") Die("--broker takes mock or kafka");
   std::string schedule = absl::GetFlag(FLAGS_schedule);
   if (schedule != "full" && schedule != "no-pg-restart" && schedule != "failover" &&
-      schedule != "standby")
-    Die("--schedule takes full, no-pg-restart, failover or standby");
+      schedule != "standby" && schedule != "soak")
+    Die("--schedule takes full, no-pg-restart, failover, standby or soak");
   o.schedule = schedule;
-  o.pg_restarts = schedule == "full";
-  o.failover = schedule == "failover";
+  o.soak = schedule == "soak";
+  o.pg_restarts = schedule == "full" || o.soak;
+  o.failover = schedule == "failover" || o.soak;
   o.publishing_standby = schedule == "standby";
+  if (o.soak && o.broker != "kafka")
+    Die("--schedule soak needs --broker kafka (its network faults sit between the "
+        "publishers and each broker)");
   if ((o.failover || o.publishing_standby) && o.pg_version == 0) o.pg_version = 17;
   if (o.failover && o.pg_version < 17)
     Die("--schedule failover needs PostgreSQL 17 or later (failover slots)");
@@ -496,6 +218,9 @@ Options ParseArgs(int argc, char** argv) {
     Die("--schedule standby needs PostgreSQL 16 or later (decoding on a standby)");
   o.shards = static_cast<int>(at_least_one("shards", absl::GetFlag(FLAGS_shards)));
   if (o.shards > 8) Die("--shards takes 1 to 8");
+  // The soak's publisher faults hit shard 1; shard 2's publisher lives through the
+  // run, and its size over time is the leak check.
+  if (o.soak && o.shards < 2) o.shards = 2;
   if (o.shards > 1 && o.writer != Options::WriterMode::kTable)
     Die("--shards needs --writer table (a row filter does not apply to messages)");
   if (o.shards > 1 && o.pg_version != 0 && o.pg_version < 15)
@@ -532,23 +257,52 @@ std::vector<Missing> CommitLsnsOf(PgCluster& pg, const std::string& wal_start,
   return missing;
 }
 
-// The fault kinds of a schedule. Every kind is injected once first, then at random.
-std::vector<std::string> FaultKinds(const Options& o, const ChaosBroker& broker) {
-  std::vector<std::string> kinds = {"kill-9", "sigterm", "terminate-walsender",
-                                    "second-publisher", "blackhole"};
-  for (const std::string& k : broker.fault_kinds()) kinds.push_back(k);
-  if (o.pg_restarts) kinds.push_back("pg-restart");
-  // First and again halfway through the first round: a run fails over twice at
-  // least, the second time to the rebuilt old primary.
-  // The publishing standby's own faults early, so that a short run has them.
-  if (o.publishing_standby) {
-    kinds.insert(kinds.begin(), {"standby-restart", "standby-loss"});
+// Each key's shard (0-based) by the publications' row filter (cdc/key_shard.h);
+// every key in shard 0 without shards.
+std::map<std::string, int> ShardOfKey(PgCluster& pg, const std::string& history_table,
+                                      int shards) {
+  std::map<std::string, int> shard_of;
+  for (int i = 0; i < shards; ++i) {
+    auto keys = Must(pg.Exec(absl::StrCat(
+                         "SELECT DISTINCT aggregate_id FROM ", history_table, " WHERE ",
+                         cdc::ShardRowFilter("aggregate_id", cdc::KeyShard{i + 1, shards}))),
+                     "read the shards' keys");
+    for (const auto& k : keys) shard_of[*k[0]] = i;
   }
-  if (o.failover || o.publishing_standby) {
-    kinds.insert(kinds.begin(), "failover");
-    kinds.insert(kinds.begin() + static_cast<long>(kinds.size() / 2), "failover");
+  return shard_of;
+}
+
+// What the soak's report reads, gathered from the run.
+SoakFacts SoakFactsOf(const Options& o, FaultLog& log, Writer& writer, Verifier& verifier,
+                      const std::map<std::string, Committed>& history,
+                      std::map<std::string, int>& shard_of_key, Watch& watch) {
+  SoakFacts f;
+  f.faults = log.all();
+  f.committed = writer.CommitTimes();
+  f.delivered.assign(f.committed.size(), absl::InfiniteFuture());
+  f.shard.assign(f.committed.size(), 0);
+  f.exactly_once = o.exactly_once;
+  auto number = [](const std::string& id) {
+    int64_t n = -1;
+    return absl::SimpleAtoi(absl::string_view(id).substr(1), &n) ? n : -1;
+  };
+  for (const auto& [id, at] : verifier.first_seen()) {
+    int64_t n = number(id);
+    if (n >= 0 && static_cast<size_t>(n) < f.delivered.size()) f.delivered[n] = at;
   }
-  return kinds;
+  for (const auto& [id, c] : history) {
+    int64_t n = number(id);
+    int shard = shard_of_key[c.aggregate];
+    if (n >= 0 && static_cast<size_t>(n) < f.shard.size()) f.shard[n] = shard;
+    if (shard == f.watched_shard) ++f.watched_distinct;
+  }
+  for (const Delivered& d : verifier.all()) {
+    auto h = history.find(d.id);
+    if (h != history.end() && shard_of_key[h->second.aggregate] == f.watched_shard)
+      ++f.watched_records;
+  }
+  f.watched_rewinds_logged = CountInFile(watch.watched_log(), {kRewindLine})[0];
+  return f;
 }
 
 int Main(int argc, char** argv) {
@@ -596,7 +350,8 @@ int Main(int argc, char** argv) {
   const char* history_table =
       o.writer == Options::WriterMode::kTable ? "outbox" : "chaos_history";
   std::unique_ptr<ChaosBroker> broker =
-      StartBroker(o.broker, kTopic, kPartitions, o.exactly_once ? kCheckpointTopic : "");
+      StartBroker(o.broker, kTopic, kPartitions, o.exactly_once ? kCheckpointTopic : "",
+                  /*proxied_paths=*/o.soak);
 
   // Publisher logs outlive the cluster: they are the evidence when a check fails.
   char log_dir[] = "/tmp/outbox-chaos-logs.XXXXXX";
@@ -627,8 +382,8 @@ int Main(int argc, char** argv) {
         publisher_args.end(),
         {"--pg-primary", servers.direct_conninfo(), "--on-slot-gap", "republish"});
   }
-  Publishers publishers(servers.publisher_conninfo(), broker->bootstrap(), log_dir,
-                        publisher_args, o.shards);
+  Publishers publishers(servers.publisher_conninfo(), broker->publisher_bootstrap(),
+                        log_dir, publisher_args, o.shards);
   publishers.EnsurePrimary();
   // Every shard's slot streams before the writer starts: a shard's slot only sees
   // what commits after its consistent point, which its creation sets last
@@ -655,7 +410,14 @@ int Main(int argc, char** argv) {
                                            : o.pg_restarts                    ? 2.5
                                                                               : 3.5);
   absl::Duration pace = per_fault * o.faults / expected_tx;
-  Writer writer(servers.direct_conninfo(), o, std::min(pace, absl::Milliseconds(500)));
+  // The soak writes as fast as it can, and on until its faults are done too.
+  Options writer_options = o;
+  if (o.soak) {
+    pace = absl::ZeroDuration();
+    writer_options.rows = std::numeric_limits<int64_t>::max();
+  }
+  Writer writer(servers.direct_conninfo(), writer_options,
+                std::min(pace, absl::Milliseconds(500)));
   std::atomic<bool> stop_writer{false};
   std::thread writer_thread([&] { writer.Run(stop_writer); });
 
@@ -672,6 +434,7 @@ int Main(int argc, char** argv) {
     }
   };
   const std::vector<std::string> kinds = FaultKinds(o, *broker);
+  FaultInjector injector(servers, publishers, *broker);
   std::map<std::string, int> injected;
   // What each fault kind cost the Kafka client: the trouble logged from one fault
   // to the next is put down to the earlier one.
@@ -683,74 +446,48 @@ int Main(int argc, char** argv) {
     trouble_by_kind[previous_kind] += now - trouble_before;
     trouble_before = now;
   };
-  for (int f = 0; f < o.faults; ++f) {
-    wait(random_ms(800, 2500));
-    publishers.EnsurePrimary();
-    // The shard whose publisher a publisher fault hits.
-    int shard = std::uniform_int_distribution<int>(0, o.shards - 1)(rng);
-    std::string kind =
-        f < static_cast<int>(kinds.size())
-            ? kinds[f]
-            : kinds[std::uniform_int_distribution<size_t>(0, kinds.size() - 1)(rng)];
-    Say(absl::StrCat("fault ", f + 1, "/", o.faults, ": ", kind,
-                     o.shards > 1 ? absl::StrCat(" (shard ", shard + 1, ")") : "",
-                     " (written ", writer.written(), ", delivered ", verifier.distinct(),
-                     ")"));
-    settle_trouble();
-    previous_kind = kind;
-    bool killed = false;
-    if (kind == "kill-9") {
-      publishers.KillPrimary(SIGKILL, shard);
-      killed = true;
-    } else if (kind == "sigterm") {
-      publishers.KillPrimary(SIGTERM, shard);
-    } else if (kind == "pg-restart") {
-      if (!servers.primary().Restart("fast").ok()) Die("PostgreSQL did not restart");
-    } else if (kind == "failover") {
-      absl::Time start = absl::Now();
-      absl::Status s = servers.FailOver();
-      if (!s.ok()) Die(absl::StrCat("failover: ", s.ToString()));
-      Say(absl::StrCat("  promoted, and the old primary rebuilt as the standby, in ",
-                       absl::FormatDuration(absl::Now() - start)));
-    } else if (kind == "standby-restart") {
-      if (!servers.RestartPublishingStandby().ok()) Die("the standby did not restart");
-    } else if (kind == "standby-loss") {
-      // Its slot goes with it: a gap that the publishers close from the table.
-      absl::Time start = absl::Now();
-      absl::Status s = servers.LosePublishingStandby();
-      if (!s.ok()) Die(absl::StrCat("standby loss: ", s.ToString()));
-      Say(absl::StrCat("  a new standby cloned and cascaded in ",
-                       absl::FormatDuration(absl::Now() - start)));
-    } else if (kind == "blackhole") {
-      // Every open publisher connection goes silent, nothing closes: the publisher
-      // must notice (--replication-timeout) and reconnect around it.
-      if (!servers.Freeze().ok()) Die("freeze the proxies");
-      wait(random_ms(6000, 9000));
-      if (!servers.Thaw().ok()) Die("thaw the proxies");
-    } else if (kind == "terminate-walsender") {
-      (void)servers.slot_server().Exec(
-          "SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE "
-          "slot_type = 'logical'");
-    } else if (kind == "second-publisher") {
-      publishers.StartStandby(shard);
-      wait(absl::Seconds(2));
-      publishers.FailOver(shard);
-      killed = true;
-    } else {
-      ChaosBroker::Injection done = broker->Inject(kind, rng, wait);
+  FaultLog fault_log;
+  std::unique_ptr<Watch> watch;
+  if (o.soak) {
+    watch = std::make_unique<Watch>(publishers, /*watched_shard=*/1, servers.slot_conninfo(),
+                                    [&] { return broker->server_pids(); });
+    watch->Start();
+    RunSoak(o.faults, o.rows, o.seed, publishers, injector, fault_log, writer, stop_writer,
+            [&] { verifier.Tick(verifier.distinct() < static_cast<size_t>(writer.written())); });
+    for (const FaultRecord& f : fault_log.all()) ++injected[f.kind];
+    previous_kind = "the soak (every lane at once)";
+  } else {
+    for (int f = 0; f < o.faults; ++f) {
+      wait(random_ms(800, 2500));
+      publishers.EnsurePrimary();
+      // The shard whose publisher a publisher fault hits.
+      int shard = std::uniform_int_distribution<int>(0, o.shards - 1)(rng);
+      std::string kind =
+          f < static_cast<int>(kinds.size())
+              ? kinds[f]
+              : kinds[std::uniform_int_distribution<size_t>(0, kinds.size() - 1)(rng)];
+      Say(absl::StrCat("fault ", f + 1, "/", o.faults, ": ", kind,
+                       o.shards > 1 ? absl::StrCat(" (shard ", shard + 1, ")") : "",
+                       " (written ", writer.written(), ", delivered ", verifier.distinct(),
+                       ")"));
+      settle_trouble();
+      previous_kind = kind;
+      FaultInjector::Done done = injector.Inject(kind, shard, rng, wait);
+      if (!done.detail.empty()) Say("  " + done.detail);
       if (done.restart_consumer) verifier.Restart();
       kind = done.kind;
+      bool killed = done.killed;
+      ++injected[kind];
+      previous_kind = kind;  // The broker's injection may name itself more closely.
+      if (!o.pg_restarts && !killed) {
+        // Whatever the fault made the publisher confirm, a kill -9 now makes final.
+        wait(random_ms(300, 1500));
+        Say("  then kill-9");
+        publishers.KillPrimary(SIGKILL, shard);
+        ++injected["kill-9 after a fault"];
+      }
+      publishers.EnsurePrimary();
     }
-    ++injected[kind];
-    previous_kind = kind;  // The broker's injection may name itself more closely.
-    if (!o.pg_restarts && !killed) {
-      // Whatever the fault made the publisher confirm, a kill -9 now makes final.
-      wait(random_ms(300, 1500));
-      Say("  then kill-9");
-      publishers.KillPrimary(SIGKILL, shard);
-      ++injected["kill-9 after a fault"];
-    }
-    publishers.EnsurePrimary();
   }
 
   Say("faults done; waiting for the writer and for every row to arrive");
@@ -782,6 +519,7 @@ int Main(int argc, char** argv) {
       absl::Minutes(2));
   verifier.Collect();
   sampler.Stop();
+  if (watch) watch->Stop();  // Its last reading of /metrics, before they stop.
   publishers.StopAll();
   settle_trouble();  // The last fault's, up to the end.
 
@@ -813,7 +551,18 @@ int Main(int argc, char** argv) {
   std::map<std::string, Delivered> first = FirstDeliveries(received);
   std::vector<std::string> key_examples, partition_examples;
   int64_t key_violations = KeyOrderViolations(first, history, &key_examples);
-  int64_t partition_violations = PartitionOrderViolations(first, &partition_examples);
+  // Shards publish independently into the same partitions: order holds per key
+  // (each key lives in one shard), and per partition within each shard.
+  std::map<std::string, int> shard_of_key = ShardOfKey(*pg, history_table, o.shards);
+  std::vector<std::map<std::string, Delivered>> first_by_shard(o.shards);
+  for (const auto& [id, d] : first) {
+    auto h = history.find(id);
+    int shard = h == history.end() ? 0 : shard_of_key[h->second.aggregate];
+    first_by_shard[shard].emplace(id, d);
+  }
+  int64_t partition_violations = 0;
+  for (const auto& f : first_by_shard)
+    partition_violations += PartitionOrderViolations(f, &partition_examples);
   std::vector<ConfirmationSample> samples = sampler.samples();
   std::vector<EarlyConfirmation> early = FindEarlyConfirmations(first, missing, samples);
 
@@ -878,12 +627,9 @@ int Main(int argc, char** argv) {
                       : ""));
   Say(absl::StrCat("per-key order violations: ", key_violations));
   for (const std::string& e : key_examples) Say("  " + e);
-  // Shards publish independently into the same partitions: order holds per key
-  // (each key lives in one shard), not across the keys of a partition.
   Say(absl::StrCat("per-partition order violations: ", partition_violations,
-                   o.shards > 1 ? " (not a fault with shards: order is per key)" : ""));
-  if (o.shards == 1)
-    for (const std::string& e : partition_examples) Say("  " + e);
+                   o.shards > 1 ? " (within each shard)" : ""));
+  for (const std::string& e : partition_examples) Say("  " + e);
   ProducerTrouble trouble;
   for (const auto& [k, t] : trouble_by_kind) trouble += t;
   Say(absl::StrCat(
@@ -908,11 +654,16 @@ int Main(int argc, char** argv) {
       lost.empty() && split == 0 && early.empty() && key_violations == 0 &&
       (!o.exactly_once || !broker->writes_markers() ||
        (o.publishing_standby ? wal_duplicates : static_cast<int64_t>(duplicates)) == 0) &&
-      (partition_violations == 0 || o.shards > 1) && caught_up &&
+      partition_violations == 0 && caught_up &&
       total_faults >= o.faults && verifier.undecodable() == 0 &&
       static_cast<int64_t>(committed.size()) >= o.rows &&
       publishers.unexpected_exits().empty() && !samples.empty() &&
       (o.publishing_standby || republished == 0);
+  if (o.soak) {
+    ok &= ReportSoak(SoakFactsOf(o, fault_log, writer, verifier, history, shard_of_key,
+                                 *watch),
+                     *watch);
+  }
   std::cout << (ok ? "1 passed, 0 failed" : "0 passed, 1 failed") << std::endl;
   return ok ? 0 : 1;
 }

@@ -51,8 +51,8 @@ Servers::Servers(int version, Topology topology, std::vector<std::string> settin
   std::vector<int> proxied = publishing_ ? std::vector<int>{publishing_port_} : ports_;
   for (int port : proxied) {
     proxies_.push_back(
-        Must(harness::BlackholeProxy::Start(absl::StrCat("127.0.0.1:", port)),
-             "start blackhole-proxy"));
+        Must(harness::FaultProxy::Start(absl::StrCat("127.0.0.1:", port)),
+             "start fault-proxy"));
   }
 }
 
@@ -74,18 +74,10 @@ std::string Servers::slot_conninfo() const {
   return publishing_ ? MultiHost({publishing_port_}) : MultiHost(ports_);
 }
 
-absl::Status Servers::Freeze() {
-  for (auto& p : proxies_) {
-    if (absl::Status s = p->Freeze(); !s.ok()) return s;
-  }
-  return absl::OkStatus();
-}
-
-absl::Status Servers::Thaw() {
-  for (auto& p : proxies_) {
-    if (absl::Status s = p->Thaw(); !s.ok()) return s;
-  }
-  return absl::OkStatus();
+std::vector<harness::FaultProxy*> Servers::proxies() const {
+  std::vector<harness::FaultProxy*> out;
+  for (const auto& p : proxies_) out.push_back(p.get());
+  return out;
 }
 
 // The primary sends the publisher no change before this standby has it.
@@ -104,9 +96,10 @@ absl::Status Servers::FailOver() {
   if (topology_ == Topology::kFailoverSlots) {
     bool synced = harness::WaitFor(
         [&] {
+          // Every logical slot (one per shard).
           absl::StatusOr<std::string> v = standby_->Value(
-              "SELECT synced AND NOT temporary FROM pg_replication_slots WHERE "
-              "slot_type = 'logical'");
+              "SELECT count(*) > 0 AND bool_and(synced AND NOT temporary) FROM "
+              "pg_replication_slots WHERE slot_type = 'logical'");
           return v.ok() && *v == "t";
         },
         absl::Seconds(120));

@@ -6,8 +6,8 @@
 // publishers decode on. Cascading keeps the publishing standby from ever holding
 // WAL that the spare lacks, so it follows the spare's promotion.
 //
-// The publishers reach the servers that hold their slots through blackhole-proxies
-// (the blackhole fault freezes them all): the primaries with a multi-host conninfo
+// The publishers reach the servers that hold their slots through fault-proxies
+// (the path faults of network.h act on them all): the primaries with a multi-host conninfo
 // and target_session_attrs=read-write, so they follow a promotion by themselves, or
 // the publishing standby, whose port survives its loss. The harness's own clients
 // reach the primaries the same way without the proxies.
@@ -39,8 +39,8 @@ class Servers {
   std::string direct_conninfo() const;     // Straight to the primaries.
   std::string slot_conninfo() const;       // Straight to the slots' server.
 
-  absl::Status Freeze();  // Every publisher connection goes silent.
-  absl::Status Thaw();
+  // The fault-proxies between the publishers and their servers (network.h).
+  std::vector<harness::FaultProxy*> proxies() const;
 
   // Kills the primary (-9), promotes the standby, and rebuilds the old primary as
   // the new primary's standby on the old port. With failover slots it first waits
@@ -68,7 +68,7 @@ class Servers {
   std::unique_ptr<harness::PgCluster> publishing_;         // kPublishingStandby.
   int publishing_port_ = 0;
   int physical_slots_ = 0;  // Names the physical slots made for standbys.
-  std::vector<std::unique_ptr<harness::BlackholeProxy>> proxies_;
+  std::vector<std::unique_ptr<harness::FaultProxy>> proxies_;
   std::vector<int> ports_;  // The servers' ports, in conninfo order; fixed.
   int failovers_ = 0;
 };

@@ -1,0 +1,38 @@
+#include "tools/chaos/trouble.h"
+
+#include <dirent.h>
+
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+
+namespace chaos {
+
+std::vector<int64_t> CountInFile(const std::string& path,
+                                 const std::vector<std::string>& needles) {
+  std::vector<int64_t> n(needles.size());
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    for (size_t i = 0; i < needles.size(); ++i) {
+      for (size_t at = line.find(needles[i]); at != std::string::npos;
+           at = line.find(needles[i], at + needles[i].size()))
+        ++n[i];
+    }
+  }
+  return n;
+}
+
+std::vector<int64_t> CountInLogs(const std::string& dir,
+                                 const std::vector<std::string>& needles) {
+  std::vector<int64_t> n(needles.size());
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return n;
+  while (dirent* e = readdir(d)) {
+    std::vector<int64_t> in_file = CountInFile(absl::StrCat(dir, "/", e->d_name), needles);
+    for (size_t i = 0; i < n.size(); ++i) n[i] += in_file[i];
+  }
+  closedir(d);
+  return n;
+}
+
+}  // namespace chaos
