@@ -25,7 +25,12 @@ absl::Status Relay::Run(cdc::WalStream& stream, Sink& sink,
       options_, log_,     clock_,   dead_letters_, messages_ ? &*messages_ : nullptr,
       stats_,   tracker_, monitor_, fault_};
   RelayRun run(context, stream, sink, stop);
-  return run.Execute();
+  absl::Status s = run.Execute();
+  // A session that ends aborted is a rewind, whatever ended it (a delivery without
+  // proof of storage, a Kafka transaction that failed): the supervisor recreates the
+  // producer and reads again from the slot.
+  if (absl::IsAborted(s)) ++stats_.rewinds;
+  return s;
 }
 
 }  // namespace publisher

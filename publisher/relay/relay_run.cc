@@ -345,7 +345,6 @@ absl::Status RelayRun::Failed(Delivery d) {
     // the partition may already hold a gap where it belongs. So the producer
     // session ends: the supervisor recreates the producer and rewinds to the slot,
     // which sends this row and everything after it again, in commit order.
-    ++stats_.rewinds;
     return absl::AbortedError(absl::StrCat(
         "row ", d.record.id.empty() ? "?" : d.record.id, ": ", d.status.message(),
         "; ending the producer session to rewind to the slot"));

@@ -50,7 +50,7 @@ struct RelayStats {
   uint64_t errors = 0;         // Permanent failures (mapping or delivery).
   std::array<uint64_t, kErrorKinds> errors_by_kind{};  // The same, by kind.
   uint64_t transactions = 0;                           // Commits received.
-  uint64_t rewinds = 0;                // Producer sessions ended by an unproven delivery.
+  uint64_t rewinds = 0;  // Producer sessions ended to rewind to the slot (Relay::Run).
   cdc::Lsn confirmed;                  // Last flush LSN sent to the server.
   uint64_t sessions = 0;               // Replication sessions run (Relay::Run calls).
   cdc::Lsn session_confirmed;          // Last flush LSN sent in the current session.

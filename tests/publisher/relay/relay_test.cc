@@ -408,6 +408,22 @@ TEST_F(RelayTest, UnprovenDeliveryEndsTheProducerSessionWithoutConfirmingPastIt)
   EXPECT_EQ(stats_.rewinds, 1u);
 }
 
+// Exactly-once: a Kafka transaction that failed reports its records aborted; the
+// session ends the same way, and it counts as a rewind too
+// (outbox_publisher_rewinds_total: the soak found it uncounted).
+TEST_F(RelayTest, AFailedKafkaTransactionEndsTheSessionAndCountsAsARewind) {
+  ThreeTransactions("first", "in-the-failed-transaction", "later");
+  stream_.Action([&] {
+    sink_.Ack(0);
+    sink_.Fail(1, absl::AbortedError("the Kafka transaction failed"));
+  });
+  stream_.Message(Keepalive(0x400));
+  absl::Status s = Run();
+  EXPECT_EQ(s.code(), absl::StatusCode::kAborted) << s;
+  EXPECT_LT(stream_.max_flush(), Lsn(0x210)) << "confirmed past the failed transaction";
+  EXPECT_EQ(stats_.rewinds, 1u);
+}
+
 TEST_F(RelayTest, TransientDeliveryFailureOfADeadLetterAlsoRewinds) {
   options_.on_error = OnError::kDeadLetter;
   options_.dead_letter_topic = "dlq";
