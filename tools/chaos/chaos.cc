@@ -4,7 +4,7 @@
 //                [--schedule full|no-pg-restart|failover|standby|soak]
 //                [--in-flight-requests K]
 //                [--delivery at-least-once|exactly-once] [--writer table|message|mixed]
-//                [--broker mock|kafka] [--pg-version N] [--shards N]
+//                [--broker mock|kafka] [--pg-version N] [--shards N] [--rate N]
 //
 // A writer commits outbox rows continuously (transactions of 1..R rows across A
 // aggregates, each row numbered within its aggregate in commit order) while a
@@ -134,6 +134,8 @@ ABSL_FLAG(std::string, broker, "mock",
           "mock (mock-kafka) or kafka (3-node Apache Kafka)");
 ABSL_FLAG(std::optional<int64_t>, in_flight_requests, std::nullopt,
           "the publisher's max.in.flight (default: the publisher's own)");
+ABSL_FLAG(int64_t, rate, 3000,
+          "--schedule soak: the rows a second the writer commits, at most");
 ABSL_FLAG(int64_t, shards, 1,
           "publishers sharing the outbox table by key (--shard I/N, PostgreSQL 15+); "
           "each publisher fault hits one shard's, at random");
@@ -163,7 +165,8 @@ Options ParseArgs(int argc, char** argv) {
       "outbox-chaos [--rows N] [--faults N] [--seed N] [--max-tx-rows N] "
       "[--aggregates N] [--schedule full|no-pg-restart|failover|standby|soak] "
       "[--delivery at-least-once|exactly-once] [--writer table|message|mixed] "
-      "[--broker mock|kafka] [--in-flight-requests N] [--pg-version N]");
+      "[--broker mock|kafka] [--in-flight-requests N] [--pg-version N] [--shards N] "
+      "[--rate N]");
   if (!args.positional.empty() || !args.passed_on.empty())
     Die("outbox-chaos takes flags only (--help)");
   Options o;
@@ -221,6 +224,7 @@ Options ParseArgs(int argc, char** argv) {
   // The soak's publisher faults hit shard 1; shard 2's publisher lives through the
   // run, and its size over time is the leak check.
   if (o.soak && o.shards < 2) o.shards = 2;
+  o.rate = at_least_one("rate", absl::GetFlag(FLAGS_rate));
   if (o.shards > 1 && o.writer != Options::WriterMode::kTable)
     Die("--shards needs --writer table (a row filter does not apply to messages)");
   if (o.shards > 1 && o.pg_version != 0 && o.pg_version < 15)
@@ -410,10 +414,10 @@ int Main(int argc, char** argv) {
                                            : o.pg_restarts                    ? 2.5
                                                                               : 3.5);
   absl::Duration pace = per_fault * o.faults / expected_tx;
-  // The soak writes as fast as it can, and on until its faults are done too.
+  // The soak writes at --rate, and on until its faults are done too.
   Options writer_options = o;
   if (o.soak) {
-    pace = absl::ZeroDuration();
+    pace = absl::Seconds((o.max_tx_rows + 1) / 2.0 / o.rate);
     writer_options.rows = std::numeric_limits<int64_t>::max();
   }
   Writer writer(servers.direct_conninfo(), writer_options,

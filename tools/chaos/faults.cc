@@ -45,8 +45,9 @@ FaultInjector::Done FaultInjector::Inject(const std::string& kind, int shard,
     absl::Time start = absl::Now();
     absl::Status s = servers_.FailOver();
     if (!s.ok()) Die(absl::StrCat("failover: ", s.ToString()));
-    done.detail = absl::StrCat("promoted, and the old primary rebuilt as the standby, in ",
-                               absl::FormatDuration(absl::Now() - start));
+    done.detail =
+        absl::StrCat("promoted, and the old primary rebuilt as the standby, in ",
+                     absl::FormatDuration(absl::Now() - start));
   } else if (kind == "standby-restart") {
     if (!servers_.RestartPublishingStandby().ok()) Die("the standby did not restart");
   } else if (kind == "standby-loss") {
@@ -65,7 +66,8 @@ FaultInjector::Done FaultInjector::Inject(const std::string& kind, int shard,
     done.detail =
         InjectPathFault(kind.substr(3), servers_.proxies(), rng, wait, absl::Seconds(12));
   } else if (absl::StartsWith(kind, "kafka-")) {
-    if (broker_.paths().empty()) Die(absl::StrCat(kind, " needs a broker with proxied paths"));
+    if (broker_.paths().empty())
+      Die(absl::StrCat(kind, " needs a broker with proxied paths"));
     // Longer than the 30 s without an acknowledgement that turns /healthz 503.
     done.detail =
         InjectPathFault(kind.substr(6), broker_.paths(), rng, wait, absl::Seconds(35));

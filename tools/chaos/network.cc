@@ -29,8 +29,8 @@ std::string InjectPathFault(const std::string& what,
                             absl::Duration outage) {
   if (what == "outage") {
     int64_t ms = absl::ToInt64Milliseconds(outage);
-    absl::Duration d = absl::Milliseconds(
-        std::uniform_int_distribution<int64_t>(ms, 2 * ms)(rng));
+    absl::Duration d =
+        absl::Milliseconds(std::uniform_int_distribution<int64_t>(ms, 2 * ms)(rng));
     Each(path, what, [](harness::FaultProxy& p) { return p.Blackhole(); });
     wait(d);
     Each(path, what, [](harness::FaultProxy& p) { return p.Thaw(); });

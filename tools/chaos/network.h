@@ -24,7 +24,7 @@
 namespace chaos {
 
 inline const std::vector<std::string> kPathFaults = {"blackhole", "latency", "narrow",
-                                                     "reset", "cut", "outage"};
+                                                     "reset",     "cut",     "outage"};
 
 // Makes the path fault `what` (one of kPathFaults) on every proxy of `path`, waits
 // through it with `wait`, and undoes it. Returns what it did, for the log. Dies

@@ -23,6 +23,7 @@ struct Options {
   bool failover = false;            // --schedule failover.
   bool publishing_standby = false;  // --schedule standby.
   bool soak = false;                // --schedule soak (soak.h).
+  int64_t rate = 3000;              // --rate: the soak writer's rows a second.
   std::string schedule = "full";
   int pg_version = 0;  // --pg-version; 0: the harness's default.
   int shards = 1;      // --shards: publishers sharing the table by key.

@@ -24,8 +24,12 @@ void Publishers::EnsurePrimary() {
 }
 
 void Publishers::KillPrimary(int sig, int shard) {
-  std::lock_guard<std::mutex> lock(mu_);
-  KillPrimaryLocked(sig, shard);
+  std::shared_ptr<harness::Process> p;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    p = SignalPrimaryLocked(sig, shard);
+  }
+  WaitGone(*p);
 }
 
 void Publishers::StartStandby(int shard) {
@@ -34,12 +38,26 @@ void Publishers::StartStandby(int shard) {
 }
 
 void Publishers::FailOver(int shard) {
-  std::lock_guard<std::mutex> lock(mu_);
-  Shard& s = shards_[shard];
-  if (!s.standby.process) s.standby = Launch(shard);
-  KillPrimaryLocked(SIGKILL, shard);
-  s.primary = std::move(s.standby);
-  s.standby = Member{};
+  std::shared_ptr<harness::Process> old;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Shard& s = shards_[shard];
+    if (!s.standby.process) s.standby = Launch(shard);
+    old = SignalPrimaryLocked(SIGKILL, shard);
+    s.primary = std::move(s.standby);
+    s.standby = Member{};
+  }
+  WaitGone(*old);
+}
+
+void Publishers::WaitGone(harness::Process& p) {
+  // Every look at a process is under the lock (its exit status is read once).
+  harness::WaitFor(
+      [&] {
+        std::lock_guard<std::mutex> lock(mu_);
+        return !p.running();
+      },
+      absl::Seconds(60));
 }
 
 void Publishers::StopAll() {
@@ -100,7 +118,8 @@ Publishers::Member Publishers::Launch(int shard) {
   if (shards() > 1)
     argv.insert(argv.end(), {"--shard", absl::StrCat(shard + 1, "/", shards())});
   m.log_path = absl::StrCat(dir_, "/publisher-", ++launched_, ".log");
-  m.process = harness::Must(harness::Process::Start(argv, m.log_path), "start publisher");
+  m.process = std::shared_ptr<harness::Process>(
+      harness::Must(harness::Process::Start(argv, m.log_path), "start publisher"));
   return m;
 }
 
@@ -119,12 +138,12 @@ void Publishers::EnsurePrimaryLocked(int shard) {
   s.primary = Launch(shard);
 }
 
-void Publishers::KillPrimaryLocked(int sig, int shard) {
+std::shared_ptr<harness::Process> Publishers::SignalPrimaryLocked(int sig, int shard) {
   EnsurePrimaryLocked(shard);
   Shard& s = shards_[shard];
   s.expected_exit = true;
   s.primary.process->Signal(sig);
-  s.primary.process->Wait(absl::Seconds(60));
+  return s.primary.process;
 }
 
 }  // namespace chaos

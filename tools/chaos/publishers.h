@@ -49,7 +49,8 @@ class Publishers {
 
  private:
   struct Member {
-    std::unique_ptr<harness::Process> process;
+    // Shared: a kill waits for the exit outside the lock, while others go on.
+    std::shared_ptr<harness::Process> process;
     int metrics_port = 0;
     std::string log_path;
   };
@@ -60,7 +61,9 @@ class Publishers {
 
   Member Launch(int shard);
   void EnsurePrimaryLocked(int shard);
-  void KillPrimaryLocked(int sig, int shard);
+  // Signals the shard's primary; returns it, to be waited for without the lock.
+  std::shared_ptr<harness::Process> SignalPrimaryLocked(int sig, int shard);
+  void WaitGone(harness::Process& p);
 
   const std::string pg_, brokers_, dir_;
   const std::vector<std::string> args_;

@@ -1,15 +1,15 @@
 #include "tools/chaos/soak.h"
 
 #include <iostream>
-#include <set>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "tools/chaos/soak_audit.h"
 #include "absl/time/clock.h"
+#include "tools/chaos/soak_audit.h"
 
 namespace chaos {
 
@@ -63,8 +63,8 @@ std::vector<SoakLane> SoakLanes() {
 
 namespace {
 
-void RunLane(const SoakLane& lane, uint64_t seed, FaultInjector& injector,
-             FaultLog& log, const std::function<bool()>& done) {
+void RunLane(const SoakLane& lane, uint64_t seed, FaultInjector& injector, FaultLog& log,
+             const std::function<bool()>& done) {
   std::mt19937_64 rng(seed);
   std::vector<double> weights;
   for (const auto& [kind, w] : lane.kinds) weights.push_back(w);
@@ -73,7 +73,8 @@ void RunLane(const SoakLane& lane, uint64_t seed, FaultInjector& injector,
   for (size_t n = 0; !done(); ++n) {
     int64_t lo = absl::ToInt64Milliseconds(lane.min_pause);
     int64_t hi = absl::ToInt64Milliseconds(lane.max_pause);
-    absl::SleepFor(absl::Milliseconds(std::uniform_int_distribution<int64_t>(lo, hi)(rng)));
+    absl::SleepFor(
+        absl::Milliseconds(std::uniform_int_distribution<int64_t>(lo, hi)(rng)));
     if (done()) break;
     const std::string& kind =
         n < lane.kinds.size() ? lane.kinds[n].first : lane.kinds[pick(rng)].first;
@@ -82,7 +83,8 @@ void RunLane(const SoakLane& lane, uint64_t seed, FaultInjector& injector,
     r.kind = d.kind;
     r.detail = d.detail;
     r.end = absl::Now();
-    std::cout << "chaos: [" << lane.name << "] " << r.kind
+    std::cout << "chaos: " << absl::FormatTime("%H:%M:%S", r.start, absl::UTCTimeZone())
+              << " [" << lane.name << "] " << r.kind
               << (r.detail.empty() ? "" : absl::StrCat(": ", r.detail)) << " ("
               << absl::FormatDuration(r.end - r.start) << ")" << std::endl;
     log.Add(std::move(r));
@@ -167,10 +169,10 @@ std::string Describe(const Usage& u) {
 bool ReportTrend(const std::string& what, const std::vector<ResourceSample>& samples,
                  absl::Duration window, bool judged) {
   ResourceTrend t = TrendOf(UsageSamples(samples), absl::Minutes(2), window);
-  Say(absl::StrCat("  ", what, ": first ", absl::FormatDuration(window), " ",
-                   Describe(t.first), "; last: ", Describe(t.last),
-                   judged ? (t.flat ? " (flat)" : absl::StrCat(" NOT FLAT: ", t.why))
-                          : ""));
+  Say(absl::StrCat(
+      "  ", what, ": first ", absl::FormatDuration(window), " ", Describe(t.first),
+      "; last: ", Describe(t.last),
+      judged ? (t.flat ? " (flat)" : absl::StrCat(" NOT FLAT: ", t.why)) : ""));
   return !judged || t.flat;
 }
 
@@ -187,15 +189,21 @@ bool ReportSoak(const SoakFacts& facts, Watch& watch) {
   std::vector<FaultSpan> spans, outages;
   for (const FaultRecord& f : facts.faults) {
     bool publisher_fault = f.lane == "publisher";
-    spans.push_back({f.kind, f.start, f.end, publisher_fault ? 0 : -1});
+    spans.push_back({f.kind, f.start, f.end, publisher_fault ? 0 : -1, f.lane});
     if (absl::EndsWith(f.kind, "-outage")) outages.push_back(spans.back());
   }
-  Say("recovery per fault kind (fault undone to the first new event delivered):");
-  for (const auto& [kind, s] :
+  Say("recovery per fault kind, from the fault undone to the first new event "
+      "delivered: all of them; and those during which no other lane's fault was "
+      "under way:");
+  auto spread = [](const Spread& s) {
+    if (s.n == 0) return std::string("none");
+    return absl::StrCat("n=", s.n, " p50 ", absl::FormatDuration(s.p50), ", p99 ",
+                        absl::FormatDuration(s.p99), ", max ",
+                        absl::FormatDuration(s.max));
+  };
+  for (const auto& [kind, r] :
        RecoveryByKind(spans, facts.committed, facts.delivered, facts.shard)) {
-    Say(absl::StrCat("  ", kind, ": n=", s.n, " p50 ", absl::FormatDuration(s.p50),
-                     ", p99 ", absl::FormatDuration(s.p99), ", max ",
-                     absl::FormatDuration(s.max)));
+    Say(absl::StrCat("  ", kind, ": ", spread(r.all), "; alone: ", spread(r.alone)));
   }
 
   // Resources: the whole run's first and last hour (thirds of a shorter run).
@@ -218,13 +226,14 @@ bool ReportSoak(const SoakFacts& facts, Watch& watch) {
   for (const OutageHealth& h : HealthAround(outages, health)) {
     bool good = h.unhealthy_during && h.healthy_again;
     ok &= good;
-    Say(absl::StrCat("/healthz around ", h.outage.kind, " (",
-                     absl::FormatDuration(h.outage.end - h.outage.start), "): ",
-                     h.unhealthy_during ? "503 during it" : "NO 503 during it", ", ",
-                     h.healthy_again
-                         ? absl::StrCat("200 again ", absl::FormatDuration(h.healthy_after),
-                                        " after it")
-                         : "NEVER 200 again"));
+    Say(absl::StrCat(
+        "/healthz around ", h.outage.kind, " at ",
+        absl::FormatTime("%H:%M:%S", h.outage.start, absl::UTCTimeZone()), " (",
+        absl::FormatDuration(h.outage.end - h.outage.start),
+        "): ", h.unhealthy_during ? "503 during it" : "NO 503 during it", ", ",
+        h.healthy_again ? absl::StrCat("200 again ",
+                                       absl::FormatDuration(h.healthy_after), " after it")
+                        : "NEVER 200 again"));
   }
   if (outages.empty()) {
     Say("/healthz: no outage was injected");
@@ -235,25 +244,25 @@ bool ReportSoak(const SoakFacts& facts, Watch& watch) {
 
   // /metrics against the verifier, for the watched publisher (one process).
   Counters c = watch.counters();
-  Say(absl::StrCat("/metrics of the watched publisher: published ", c.published,
-                   ", acknowledged ", c.acknowledged, ", rewinds ", c.rewinds,
-                   ", reconnects ", c.reconnects,
-                   facts.exactly_once ? absl::StrCat(", Kafka transactions committed ",
-                                                     c.committed_transactions, ", aborted ",
-                                                     c.aborted_transactions)
-                                      : ""));
+  Say(absl::StrCat(
+      "/metrics of the watched publisher: published ", c.published, ", acknowledged ",
+      c.acknowledged, ", rewinds ", c.rewinds, ", reconnects ", c.reconnects,
+      facts.exactly_once
+          ? absl::StrCat(", Kafka transactions committed ", c.committed_transactions,
+                         ", aborted ", c.aborted_transactions)
+          : ""));
   Say(absl::StrCat("  the verifier read ", facts.watched_records, " records of its ",
                    facts.watched_distinct, " events; its log names ",
                    facts.watched_rewinds_logged, " rewinds"));
   // Every event was acknowledged once at least; a record the broker stored is one
   // acknowledged, unless a rewind dropped the producer before its acknowledgement
   // came (at least once), or its Kafka transaction was aborted (exactly once).
-  bool agree = c.published >= c.acknowledged &&
-               c.acknowledged >= static_cast<double>(facts.watched_distinct) &&
-               c.rewinds == static_cast<double>(facts.watched_rewinds_logged) &&
-               (facts.exactly_once
-                    ? c.acknowledged >= static_cast<double>(facts.watched_records)
-                    : c.acknowledged <= static_cast<double>(facts.watched_records));
+  bool agree =
+      c.published >= c.acknowledged &&
+      c.acknowledged >= static_cast<double>(facts.watched_distinct) &&
+      c.rewinds == static_cast<double>(facts.watched_rewinds_logged) &&
+      (facts.exactly_once ? c.acknowledged >= static_cast<double>(facts.watched_records)
+                          : c.acknowledged <= static_cast<double>(facts.watched_records));
   Say(absl::StrCat("/metrics agree with the verifier: ", agree ? "yes" : "NO"));
   ok &= agree;
   return ok;

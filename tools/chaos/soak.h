@@ -64,8 +64,8 @@ void RunLanes(const std::vector<SoakLane>& lanes, uint64_t seed, FaultInjector& 
               FaultLog& log, const std::function<bool()>& done);
 
 // Runs the soak's faults until `faults` were injected, every kind at least once,
-// and the writer committed `rows`; meanwhile calls `tick` (the verifier's reading) every 50 ms and makes
-// sure every shard has a publisher. Then stops the writer.
+// and the writer committed `rows`; meanwhile calls `tick` (the verifier's reading) every
+// 50 ms and makes sure every shard has a publisher. Then stops the writer.
 void RunSoak(int64_t faults, int64_t rows, uint64_t seed, Publishers& publishers,
              FaultInjector& injector, FaultLog& log, Writer& writer,
              std::atomic<bool>& stop_writer, const std::function<void()>& tick);

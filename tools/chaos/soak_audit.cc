@@ -21,10 +21,10 @@ Spread SpreadOf(std::vector<absl::Duration> v) {
   return s;
 }
 
-std::map<std::string, Spread> RecoveryByKind(const std::vector<FaultSpan>& faults,
-                                             const std::vector<absl::Time>& committed,
-                                             const std::vector<absl::Time>& delivered,
-                                             const std::vector<int>& shard) {
+std::map<std::string, Recovery> RecoveryByKind(const std::vector<FaultSpan>& faults,
+                                               const std::vector<absl::Time>& committed,
+                                               const std::vector<absl::Time>& delivered,
+                                               const std::vector<int>& shard) {
   // Events whose commit was seen, in commit order, and per shard (and for all,
   // under -1) the earliest delivery from each of them on.
   std::vector<std::pair<absl::Time, size_t>> seen;
@@ -42,11 +42,12 @@ std::map<std::string, Spread> RecoveryByKind(const std::vector<FaultSpan>& fault
     for (size_t k = seen.size(); k-- > 0;) {
       size_t i = seen[k].second;
       bool counts = s == -1 || (i < shard.size() && shard[i] == s);
-      absl::Time d = counts && i < delivered.size() ? delivered[i] : absl::InfiniteFuture();
+      absl::Time d =
+          counts && i < delivered.size() ? delivered[i] : absl::InfiniteFuture();
       e[k] = std::min(e[k + 1], d);
     }
   }
-  std::map<std::string, std::vector<absl::Duration>> by_kind;
+  std::map<std::string, std::vector<absl::Duration>> by_kind, alone;
   for (const FaultSpan& f : faults) {
     size_t k = static_cast<size_t>(
         std::lower_bound(seen.begin(), seen.end(), f.start,
@@ -57,10 +58,19 @@ std::map<std::string, Spread> RecoveryByKind(const std::vector<FaultSpan>& fault
     if (it == earliest.end()) it = earliest.find(-1);
     absl::Time first = it->second[k];
     if (first == absl::InfiniteFuture()) continue;
-    by_kind[f.kind].push_back(std::max(absl::ZeroDuration(), first - f.end));
+    absl::Duration took = std::max(absl::ZeroDuration(), first - f.end);
+    by_kind[f.kind].push_back(took);
+    absl::Time until = std::max(first, f.end);
+    bool overlapped = false;
+    for (const FaultSpan& o : faults)
+      overlapped |= o.lane != f.lane && o.start <= until && o.end >= f.start;
+    if (!overlapped) alone[f.kind].push_back(took);
   }
-  std::map<std::string, Spread> out;
-  for (auto& [kind, v] : by_kind) out[kind] = SpreadOf(std::move(v));
+  std::map<std::string, Recovery> out;
+  for (auto& [kind, v] : by_kind) {
+    out[kind].all = SpreadOf(std::move(v));
+    out[kind].alone = SpreadOf(std::move(alone[kind]));
+  }
   return out;
 }
 

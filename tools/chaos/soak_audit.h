@@ -22,7 +22,8 @@ namespace chaos {
 struct FaultSpan {
   std::string kind;
   absl::Time start, end;
-  int shard = -1;  // The shard whose publisher it hit; -1: every shard's path.
+  int shard = -1;    // The shard whose publisher it hit; -1: every shard's path.
+  std::string lane;  // Faults of one lane never overlap; of two, they may.
 };
 
 struct Spread {
@@ -35,13 +36,19 @@ Spread SpreadOf(std::vector<absl::Duration> v);
 // was undone; its start for one that does not last) to the earliest delivery of an
 // event committed at or after its start, 0 when one arrived before its end (the
 // flow never stopped). Only events of the fault's shard count when it hit one.
+// `alone`: the recoveries during which no fault of another lane was under way
+// (from this one's start to the delivery), which are the fault's own; the others
+// include what the overlapping faults cost.
 // `committed`, `delivered` and `shard` are by event number (commit order):
 // absl::InfinitePast() for a commit not seen, absl::InfiniteFuture() for an event
 // never delivered. A fault after which nothing committed is not counted.
-std::map<std::string, Spread> RecoveryByKind(const std::vector<FaultSpan>& faults,
-                                             const std::vector<absl::Time>& committed,
-                                             const std::vector<absl::Time>& delivered,
-                                             const std::vector<int>& shard);
+struct Recovery {
+  Spread all, alone;
+};
+std::map<std::string, Recovery> RecoveryByKind(const std::vector<FaultSpan>& faults,
+                                               const std::vector<absl::Time>& committed,
+                                               const std::vector<absl::Time>& delivered,
+                                               const std::vector<int>& shard);
 
 struct Usage {
   int64_t samples = 0;
@@ -70,9 +77,9 @@ ResourceTrend TrendOf(const std::vector<UsageSample>& samples, absl::Duration wa
 
 struct OutageHealth {
   FaultSpan outage;
-  bool unhealthy_during = false;       // A 503 between its start and 15 s after its end.
-  absl::Duration healthy_after;        // From its end to the next 200.
-  bool healthy_again = false;          // A 200 came after it.
+  bool unhealthy_during = false;  // A 503 between its start and 15 s after its end.
+  absl::Duration healthy_after;   // From its end to the next 200.
+  bool healthy_again = false;     // A 200 came after it.
 };
 struct HealthPoint {
   absl::Time at;

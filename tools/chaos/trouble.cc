@@ -28,7 +28,8 @@ std::vector<int64_t> CountInLogs(const std::string& dir,
   DIR* d = opendir(dir.c_str());
   if (d == nullptr) return n;
   while (dirent* e = readdir(d)) {
-    std::vector<int64_t> in_file = CountInFile(absl::StrCat(dir, "/", e->d_name), needles);
+    std::vector<int64_t> in_file =
+        CountInFile(absl::StrCat(dir, "/", e->d_name), needles);
     for (size_t i = 0; i < n.size(); ++i) n[i] += in_file[i];
   }
   closedir(d);

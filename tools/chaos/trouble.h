@@ -30,9 +30,9 @@ struct ProducerTrouble {
   int64_t unproven = 0;
 
   static ProducerTrouble Read(const std::string& dir) {
-    std::vector<int64_t> n = CountInLogs(
-        dir, {"Kafka producer failed fatally", kRewindLine,
-              "in it, aborted", "without proof of storage"});
+    std::vector<int64_t> n =
+        CountInLogs(dir, {"Kafka producer failed fatally", kRewindLine, "in it, aborted",
+                          "without proof of storage"});
     return {n[0], n[1], n[2], n[3]};
   }
   ProducerTrouble operator-(const ProducerTrouble& o) const {

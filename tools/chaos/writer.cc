@@ -66,13 +66,13 @@ std::string Writer::Transaction(int n, int64_t& next_id, std::vector<int64_t>& n
     }
     bool message = options_.writer == Options::WriterMode::kMessage ||
                    std::uniform_int_distribution<int>(0, 1)(rng_) == 1;
-    statements.push_back(absl::StrCat("INSERT INTO chaos_history VALUES ('", id,
-                                      "', 'a", agg, "', ", seq, ")"));
+    statements.push_back(absl::StrCat("INSERT INTO chaos_history VALUES ('", id, "', 'a",
+                                      agg, "', ", seq, ")"));
     if (message) {
-      statements.push_back(absl::StrCat(
-          "SELECT pg_logical_emit_message(true, 'outbox', '{\"id\": \"", id,
-          "\", \"aggregate_type\": \"chaos\", \"aggregate_id\": \"a", agg,
-          "\", \"event_type\": \"E\", \"payload\": {\"n\": ", i, "}}')"));
+      statements.push_back(
+          absl::StrCat("SELECT pg_logical_emit_message(true, 'outbox', '{\"id\": \"", id,
+                       "\", \"aggregate_type\": \"chaos\", \"aggregate_id\": \"a", agg,
+                       "\", \"event_type\": \"E\", \"payload\": {\"n\": ", i, "}}')"));
     } else {
       statements.push_back(
           absl::StrCat("INSERT INTO outbox (id, aggregate_type, "

@@ -17,11 +17,12 @@ TEST(RecoveryByKindTest, FromTheFaultsEndToTheFirstNewEventDelivered) {
   // later 3 arrive at 9 and 8 s: 8 - 1.6 = 6.4 s.
   // A latency fault from 0.5 to 1.2 s: event 1 (committed at 1) arrived at 1.1,
   // before its end: the flow never stopped, 0.
-  auto r = RecoveryByKind({{"kill-9", At(1.5), At(1.6), 0}, {"pg-latency", At(0.5), At(1.2)}},
+  auto r = RecoveryByKind({{"kill-9", At(1.5), At(1.6), 0, "publisher"},
+                           {"pg-latency", At(0.5), At(1.2), -1, "postgres"}},
                           committed, delivered, shard);
   ASSERT_EQ(r.count("kill-9"), 1u);
-  EXPECT_EQ(r["kill-9"].max, absl::Milliseconds(6400));
-  EXPECT_EQ(r["pg-latency"].max, absl::ZeroDuration());
+  EXPECT_EQ(r["kill-9"].all.max, absl::Milliseconds(6400));
+  EXPECT_EQ(r["pg-latency"].all.max, absl::ZeroDuration());
 }
 
 TEST(RecoveryByKindTest, AShardsFaultCountsOnlyItsShardsEvents) {
@@ -29,19 +30,36 @@ TEST(RecoveryByKindTest, AShardsFaultCountsOnlyItsShardsEvents) {
   std::vector<absl::Time> committed = {At(2), At(2.5), At(3)};
   std::vector<absl::Time> delivered = {At(10), At(2.6), At(11)};
   std::vector<int> shard = {0, 1, 0};
-  auto r = RecoveryByKind({{"kill-9", At(1), At(1), 0}, {"broker-kill", At(1), At(1)}},
+  auto r = RecoveryByKind({{"kill-9", At(1), At(1), 0, "publisher"},
+                           {"broker-kill", At(1), At(1), -1, "kafka"}},
                           committed, delivered, shard);
-  EXPECT_EQ(r["kill-9"].max, absl::Seconds(9));
-  EXPECT_EQ(r["broker-kill"].max, absl::Milliseconds(1600)) << "any shard's delivery";
+  EXPECT_EQ(r["kill-9"].all.max, absl::Seconds(9));
+  EXPECT_EQ(r["broker-kill"].all.max, absl::Milliseconds(1600)) << "any shard's delivery";
 }
 
 TEST(RecoveryByKindTest, UnseenCommitsAndUndeliveredEventsAreSkipped) {
   std::vector<absl::Time> committed = {At(1), absl::InfinitePast(), At(3)};
   std::vector<absl::Time> delivered = {At(1.5), At(2), absl::InfiniteFuture()};
-  auto r = RecoveryByKind({{"kill-9", At(2.5), At(2.5)}, {"sigterm", At(9), At(9)}},
+  auto r = RecoveryByKind({{"kill-9", At(2.5), At(2.5), 0, "publisher"},
+                           {"sigterm", At(9), At(9), 0, "publisher"}},
                           committed, delivered, {0, 0, 0});
   EXPECT_EQ(r.count("kill-9"), 0u) << "event 2 never arrived";
   EXPECT_EQ(r.count("sigterm"), 0u) << "nothing committed after it";
+}
+
+TEST(RecoveryByKindTest, ARecoveryDuringAnotherLanesFaultIsNotTheFaultsAlone) {
+  std::vector<absl::Time> committed = {At(2), At(20)};
+  std::vector<absl::Time> delivered = {At(15), At(21)};
+  // The reset at 1 s looks like 14 s to recover, but a Kafka outage from 3 to 14 s
+  // was under way; the kill at 19 s recovered alone in 2 s.
+  auto r = RecoveryByKind({{"kafka-reset", At(1), At(1), -1, "kafka"},
+                           {"pg-outage", At(3), At(14), -1, "postgres"},
+                           {"kill-9", At(19), At(19), 0, "publisher"}},
+                          committed, delivered, {0, 0});
+  EXPECT_EQ(r["kafka-reset"].all.max, absl::Seconds(14));
+  EXPECT_EQ(r["kafka-reset"].alone.n, 0);
+  EXPECT_EQ(r["kill-9"].alone.max, absl::Seconds(2));
+  EXPECT_EQ(r["kill-9"].alone.n, 1);
 }
 
 TEST(SpreadOfTest, MedianP99AndMax) {
@@ -63,7 +81,8 @@ std::vector<UsageSample> Steady(int seconds, int64_t rss_kb, int threads, int fd
 }
 
 TEST(TrendOfTest, AFlatProcessIsFlat) {
-  ResourceTrend t = TrendOf(Steady(3600, 40000, 12, 20), absl::Minutes(5), absl::Minutes(10));
+  ResourceTrend t =
+      TrendOf(Steady(3600, 40000, 12, 20), absl::Minutes(5), absl::Minutes(10));
   EXPECT_TRUE(t.flat) << t.why;
   EXPECT_EQ(t.first.rss_kb_median, 40000);
   EXPECT_EQ(t.last.rss_kb_median, 40000);
@@ -71,8 +90,8 @@ TEST(TrendOfTest, AFlatProcessIsFlat) {
 
 TEST(TrendOfTest, GrowingMemoryThreadsOrDescriptorsAreNot) {
   // 10 KiB a second: 36 MiB an hour.
-  ResourceTrend rss = TrendOf(Steady(3600, 40000, 12, 20, 10), absl::Minutes(5),
-                              absl::Minutes(10));
+  ResourceTrend rss =
+      TrendOf(Steady(3600, 40000, 12, 20, 10), absl::Minutes(5), absl::Minutes(10));
   EXPECT_FALSE(rss.flat);
   EXPECT_NE(rss.why.find("RSS grew"), std::string::npos) << rss.why;
   std::vector<UsageSample> fds = Steady(3600, 40000, 12, 20);
@@ -95,7 +114,8 @@ TEST(TrendOfTest, TheWarmUpIsLeftOutAndAShortRunHasThirds) {
 TEST(HealthAroundTest, UnhealthyDuringAnOutageAndHealthyAfter) {
   std::vector<HealthPoint> health;
   for (int i = 0; i < 100; ++i) health.push_back({At(i), i >= 40 && i < 75 ? 503 : 200});
-  auto h = HealthAround({{"kafka-outage", At(10), At(70)}, {"pg-outage", At(80), At(90)}},
+  auto h = HealthAround({{"kafka-outage", At(10), At(70), -1, "kafka"},
+                         {"pg-outage", At(80), At(90), -1, "postgres"}},
                         health);
   ASSERT_EQ(h.size(), 2u);
   EXPECT_TRUE(h[0].unhealthy_during);
