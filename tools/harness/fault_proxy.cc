@@ -107,7 +107,8 @@ struct Pipe {
     double elapsed = std::chrono::duration<double>(now - refilled).count();
     // At most a twentieth of a second's bytes at once: a steady rate, not bursts.
     double burst = std::max(1024.0, shape.bytes_per_second / 20.0);
-    tokens = std::min(burst, tokens + elapsed * static_cast<double>(shape.bytes_per_second));
+    tokens =
+        std::min(burst, tokens + elapsed * static_cast<double>(shape.bytes_per_second));
     refilled = now;
   }
 };
@@ -153,7 +154,8 @@ void NonBlocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); 
 
 class Proxy {
  public:
-  Proxy(std::string host, std::string port) : host_(std::move(host)), port_(std::move(port)) {}
+  Proxy(std::string host, std::string port)
+      : host_(std::move(host)), port_(std::move(port)) {}
 
   // Answers one command line.
   std::string Command(const std::string& line) {
@@ -221,7 +223,8 @@ class Proxy {
     for (auto& c : conns_) {
       if (c->frozen) continue;
       for (Pipe* p : {&c->up, &c->down}) p->Refill(shape_, now);
-      Clock::time_point up_at = c->up.NextWrite(shape_), down_at = c->down.NextWrite(shape_);
+      Clock::time_point up_at = c->up.NextWrite(shape_),
+                        down_at = c->down.NextWrite(shape_);
       wake = std::min({wake, up_at, down_at});
       if (c->reset_armed) wake = std::min(wake, c->reset_by);
       // The client's socket: read for up, written for down; the server's the reverse.
@@ -293,15 +296,17 @@ class Proxy {
 
   microseconds Delay() {
     if (shape_.jitter.count() == 0) return shape_.latency;
-    std::uniform_int_distribution<int64_t> d(-shape_.jitter.count(), shape_.jitter.count());
+    std::uniform_int_distribution<int64_t> d(-shape_.jitter.count(),
+                                             shape_.jitter.count());
     return shape_.latency + microseconds(d(rng_));
   }
 
   // Drops the connections that are over.
   void Forget() {
-    conns_.erase(std::remove_if(conns_.begin(), conns_.end(),
-                                [](const std::unique_ptr<Connection>& c) { return c->closed; }),
-                 conns_.end());
+    conns_.erase(
+        std::remove_if(conns_.begin(), conns_.end(),
+                       [](const std::unique_ptr<Connection>& c) { return c->closed; }),
+        conns_.end());
   }
 
   std::string host_, port_;

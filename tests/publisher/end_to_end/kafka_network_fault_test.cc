@@ -38,7 +38,8 @@ class BrokerPathTest : public RealKafkaTest, public ::testing::WithParamInterfac
   // The publisher through the proxies, in the test's delivery mode, with `flags`.
   void StartThroughProxies(std::vector<std::string> flags = {}) {
     publisher_brokers_ = cluster->external_bootstrap();
-    if (exactly_once()) flags.insert(flags.end(), kExactlyOnce.begin(), kExactlyOnce.end());
+    if (exactly_once())
+      flags.insert(flags.end(), kExactlyOnce.begin(), kExactlyOnce.end());
     publisher_ = Start(flags);
   }
 

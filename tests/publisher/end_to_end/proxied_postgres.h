@@ -23,8 +23,7 @@ class ProxiedPostgresTest : public PublisherTest {
     // The old walsender lets go of the slot 5 s after our last status update.
     ASSERT_TRUE(sql_->Exec("ALTER SYSTEM SET wal_sender_timeout = '5s'").ok());
     ASSERT_TRUE(sql_->Exec("SELECT pg_reload_conf()").ok());
-    proxy_ =
-        ValueOrDie(FaultProxy::Start(absl::StrCat("127.0.0.1:", cluster_->port())));
+    proxy_ = ValueOrDie(FaultProxy::Start(absl::StrCat("127.0.0.1:", cluster_->port())));
   }
 
   // The publisher's flags with --pg through the proxy.
@@ -60,7 +59,8 @@ class ProxiedPostgresTest : public PublisherTest {
   // `rows` rows in one transaction, each payload padded with `pad` bytes.
   void Write(int rows, int pad = 0) {
     std::string payload =
-        pad == 0 ? "'{}'" : absl::StrCat("jsonb_build_object('pad', repeat('x', ", pad, "))");
+        pad == 0 ? "'{}'"
+                 : absl::StrCat("jsonb_build_object('pad', repeat('x', ", pad, "))");
     ASSERT_TRUE(
         sql_->Exec(absl::StrCat("INSERT INTO outbox (aggregate_type, aggregate_id, "
                                 "event_type, payload) SELECT 'order', 'o-' || i, "

@@ -72,7 +72,6 @@ class KafkaEnvironment : public ::testing::Environment {
 inline const auto* const kEnvironment =
     ::testing::AddGlobalTestEnvironment(new KafkaEnvironment);
 
-
 // One row as a consumer sees it.
 struct Event {
   std::string id;
@@ -156,8 +155,7 @@ class RealKafkaTest : public PublisherTest {
     std::thread thread_;
   };
 
-  static std::vector<Event> Events(
-      const std::vector<harness::ConsumedRecord>& rs) {
+  static std::vector<Event> Events(const std::vector<harness::ConsumedRecord>& rs) {
     std::vector<Event> events;
     for (const auto& r : rs) {
       outbox::v1::Envelope e;
