@@ -55,10 +55,19 @@ class EchoServer {
     close(listener_);
   }
   int port() const { return port_; }
-  // The connection accepted `i`th, once it has ended (or what it has so far).
-  Seen Connection(size_t i) {
-    std::lock_guard<std::mutex> lock(mu_);
-    return i < seen_.size() ? seen_[i] : Seen{};
+  // What the connection accepted `i`th saw, once it has ended (within 10 s; else
+  // what it saw so far).
+  Seen Ended(size_t i) {
+    Seen seen;
+    for (absl::Time end = absl::Now() + absl::Seconds(10); absl::Now() < end;) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (i < seen_.size()) seen = seen_[i];
+      }
+      if (seen.ended) break;
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+    return seen;
   }
 
  private:
@@ -217,12 +226,7 @@ TEST_F(FaultProxyTest, ResetCutsARequestMidWayWithAnRstToBothSides) {
   EXPECT_EQ(RoundTrip(fresh, "y").back, "y") << "connections opened after the reset work";
   close(fresh);
   // The server got part of the request ("hello" came before), then the RST.
-  Seen server;
-  for (absl::Time end = absl::Now() + absl::Seconds(10); absl::Now() < end;) {
-    server = echo_.Connection(0);
-    if (server.ended) break;
-    absl::SleepFor(absl::Milliseconds(20));
-  }
+  Seen server = echo_.Ended(0);
   ASSERT_TRUE(server.ended);
   EXPECT_EQ(server.error, ECONNRESET);
   ASSERT_TRUE(absl::StartsWith(server.bytes, "hello"));
@@ -247,12 +251,7 @@ TEST_F(FaultProxyTest, CutAfterForwardsThatManyBytesThenEndsBothSides) {
   // server's echo), as the kernel closes such a socket.
   EXPECT_TRUE(t.error == 0 || t.error == ECONNRESET) << t.error;
   EXPECT_EQ(t.back, "") << "the 100 bytes went to the server; nothing came back";
-  Seen server;
-  for (absl::Time end = absl::Now() + absl::Seconds(10); absl::Now() < end;) {
-    server = echo_.Connection(0);
-    if (server.ended) break;
-    absl::SleepFor(absl::Milliseconds(20));
-  }
+  Seen server = echo_.Ended(0);
   ASSERT_TRUE(server.ended);
   EXPECT_EQ(server.bytes, "hello" + std::string(100, 'c')) << "not a byte more";
 }
