@@ -73,6 +73,14 @@ absl::StatusOr<std::unique_ptr<KafkaSource>> KafkaSource::Create(
       // A new group starts at the beginning: no event is skipped.
       {"auto.offset.reset", "earliest"},
       {"isolation.level", "read_committed"},
+      // A rebalance moves only the partitions that change owner; the other
+      // instances apply theirs throughout (KIP-429). librdkafka's default, eager
+      // rebalancing, stops the whole group at every join and leave.
+      {"partition.assignment.strategy", "cooperative-sticky"},
+      // An instance that died without leaving (kill -9, a lost host) hands its
+      // partitions on after 10 s, not librdkafka's 45.
+      {"session.timeout.ms", "10000"},
+      {"heartbeat.interval.ms", "3000"},
   };
   ASSIGN_OR_RETURN(common::KafkaConf conf,
                    common::NewKafkaConf(std::move(properties), options.properties));
