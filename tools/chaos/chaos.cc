@@ -102,6 +102,7 @@
 #include "cdc/lsn.h"
 #include "tools/chaos/audit.h"
 #include "tools/chaos/brokers.h"
+#include "tools/chaos/consumers.h"
 #include "tools/chaos/faults.h"
 #include "tools/chaos/options.h"
 #include "tools/chaos/publishers.h"
@@ -279,7 +280,8 @@ std::map<std::string, int> ShardOfKey(PgCluster& pg, const std::string& history_
 // What the soak's report reads, gathered from the run.
 SoakFacts SoakFactsOf(const Options& o, FaultLog& log, Writer& writer, Verifier& verifier,
                       const std::map<std::string, Committed>& history,
-                      std::map<std::string, int>& shard_of_key, Watch& watch) {
+                      std::map<std::string, int>& shard_of_key, Watch& watch,
+                      ConsumerGroup& consumers) {
   SoakFacts f;
   f.faults = log.all();
   f.committed = writer.CommitTimes();
@@ -306,6 +308,14 @@ SoakFacts SoakFactsOf(const Options& o, FaultLog& log, Writer& writer, Verifier&
       ++f.watched_records;
   }
   f.watched_rewinds_logged = CountInFile(watch.watched_log(), {kRewindLine})[0];
+  f.watched_failed_tx_records = FailedTransactionRecords(watch.watched_log());
+  std::map<std::string, int64_t> per_order;  // The example's order is the aggregate.
+  for (const auto& [id, c] : history) ++per_order[c.aggregate];
+  f.effects = consumers.Read(per_order);
+  f.expected_events = static_cast<int64_t>(history.size());
+  f.longest_stall = consumers.longest_stall();
+  f.stall_start = consumers.longest_stall_start();
+  f.consumer_restarts = consumers.restarts();
   return f;
 }
 
@@ -452,12 +462,26 @@ int Main(int argc, char** argv) {
   };
   FaultLog fault_log;
   std::unique_ptr<Watch> watch;
+  std::unique_ptr<ConsumerGroup> consumers;
+  std::unique_ptr<PgCluster> consumer_db;  // The consumers' own server.
+  std::atomic<int64_t> delivered{0};  // The verifier's distinct count, for other threads.
   if (o.soak) {
     watch = std::make_unique<Watch>(publishers, /*watched_shard=*/1, servers.slot_conninfo(),
                                     [&] { return broker->server_pids(); });
     watch->Start();
+    // The consumers' database is a service's own, on a server of its own (the
+    // outbox's primary commits wait for a synchronous standby).
+    consumer_db = Must(PgCluster::Start({}, o.pg_version), "start the consumers' server");
+    consumers = std::make_unique<ConsumerGroup>(consumer_db->conninfo(), broker->bootstrap(),
+                                                kTopic, log_dir, std::vector<std::string>{});
+    consumers->Start();
+    consumers->Watch([&] { return delivered.load(); });
+    injector.set_consumers(consumers.get());
     RunSoak(o.faults, o.rows, o.seed, publishers, injector, fault_log, writer, stop_writer,
-            [&] { verifier.Tick(verifier.distinct() < static_cast<size_t>(writer.written())); });
+            [&] {
+              verifier.Tick(verifier.distinct() < static_cast<size_t>(writer.written()));
+              delivered = static_cast<int64_t>(verifier.distinct());
+            });
     for (const FaultRecord& f : fault_log.all()) ++injected[f.kind];
     previous_kind = "the soak (every lane at once)";
   } else {
@@ -524,6 +548,22 @@ int Main(int argc, char** argv) {
   verifier.Collect();
   sampler.Stop();
   if (watch) watch->Stop();  // Its last reading of /metrics, before they stop.
+  if (consumers) {
+    delivered = static_cast<int64_t>(verifier.distinct());
+    // As long as they make progress (a minute at most without).
+    int64_t applied = -1;
+    absl::Time progress = absl::Now();
+    while (applied < static_cast<int64_t>(committed.size()) &&
+           absl::Now() - progress < absl::Minutes(1)) {
+      int64_t now = consumers->Applied();
+      if (now > applied) progress = absl::Now();
+      applied = std::max(applied, now);
+      absl::SleepFor(absl::Seconds(1));
+    }
+    if (applied < static_cast<int64_t>(committed.size()))
+      Say("the consumer group stopped applying events before it had them all");
+    consumers->StopAll();
+  }
   publishers.StopAll();
   settle_trouble();  // The last fault's, up to the end.
 
@@ -665,7 +705,7 @@ int Main(int argc, char** argv) {
       (o.publishing_standby || republished == 0);
   if (o.soak) {
     ok &= ReportSoak(SoakFactsOf(o, fault_log, writer, verifier, history, shard_of_key,
-                                 *watch),
+                                 *watch, *consumers),
                      *watch);
   }
   std::cout << (ok ? "1 passed, 0 failed" : "0 passed, 1 failed") << std::endl;

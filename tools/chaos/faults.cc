@@ -71,6 +71,9 @@ FaultInjector::Done FaultInjector::Inject(const std::string& kind, int shard,
     // Longer than the 30 s without an acknowledgement that turns /healthz 503.
     done.detail =
         InjectPathFault(kind.substr(6), broker_.paths(), rng, wait, absl::Seconds(35));
+  } else if (kind == "consumer-kill-9" || kind == "consumer-sigterm") {
+    if (consumers_ == nullptr) Die(absl::StrCat(kind, " needs the consumer group"));
+    done.detail = consumers_->KillOne(kind == "consumer-kill-9" ? SIGKILL : SIGTERM, rng);
   } else if (kind == "terminate-walsender") {
     (void)servers_.slot_server().Exec(
         "SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE "

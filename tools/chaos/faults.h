@@ -16,6 +16,9 @@
 //   kafka-outage              the path faults between the publishers and every
 //                             broker (a broker started with proxied paths); an
 //                             outage lasts 35-70 s
+//   consumer-kill-9, consumer-sigterm
+//                             one of the consumer kit's instances killed and
+//                             restarted (consumers.h)
 //   the broker's own kinds    brokers.h
 #ifndef TOOLS_CHAOS_FAULTS_H_
 #define TOOLS_CHAOS_FAULTS_H_
@@ -27,6 +30,7 @@
 
 #include "absl/time/time.h"
 #include "tools/chaos/brokers.h"
+#include "tools/chaos/consumers.h"
 #include "tools/chaos/options.h"
 #include "tools/chaos/publishers.h"
 #include "tools/chaos/servers.h"
@@ -42,6 +46,8 @@ class FaultInjector {
 
   FaultInjector(Servers& servers, Publishers& publishers, ChaosBroker& broker)
       : servers_(servers), publishers_(publishers), broker_(broker) {}
+  // For the consumer kinds (the soak's).
+  void set_consumers(ConsumerGroup* consumers) { consumers_ = consumers; }
 
   // What Inject did.
   struct Done {
@@ -58,6 +64,7 @@ class FaultInjector {
   Servers& servers_;
   Publishers& publishers_;
   ChaosBroker& broker_;
+  ConsumerGroup* consumers_ = nullptr;
 };
 
 }  // namespace chaos

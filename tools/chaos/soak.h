@@ -10,6 +10,8 @@
 //              the path faults between the publishers and PostgreSQL
 //   kafka      broker kill -9, SIGSTOP, leader moves, and the path faults between
 //              the publishers and every broker
+//   consumers  one of the consumer kit's two instances killed (-9 or SIGTERM) and
+//              restarted (consumers.h)
 // An outage (a path dead for longer than the publisher's 30 s stall bound, new
 // connections too) is a path fault that comes seldom: /healthz must say so.
 #ifndef TOOLS_CHAOS_SOAK_H_
@@ -24,6 +26,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "tools/chaos/consumers.h"
 #include "tools/chaos/faults.h"
 #include "tools/chaos/watch.h"
 #include "tools/chaos/writer.h"
@@ -80,7 +83,15 @@ struct SoakFacts {
   int64_t watched_records = 0;   // Records of the watched shard's events consumed.
   int64_t watched_distinct = 0;  // Its distinct events.
   int64_t watched_rewinds_logged = 0;
+  int64_t watched_failed_tx_records = 0;  // FailedTransactionRecords of its log.
   bool exactly_once = false;
+  // The consumer group's: its effects, the events it should have applied, and
+  // its longest stall.
+  ConsumerGroup::Effects effects;
+  int64_t expected_events = 0;
+  absl::Duration longest_stall;
+  absl::Time stall_start;
+  int consumer_restarts = 0;
 };
 
 // Prints the soak's report (recovery per fault kind, resources, health around

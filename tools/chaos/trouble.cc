@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 
+#include <cstdlib>
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
@@ -34,6 +35,19 @@ std::vector<int64_t> CountInLogs(const std::string& dir,
   }
   closedir(d);
   return n;
+}
+
+int64_t FailedTransactionRecords(const std::string& path) {
+  const std::string needle = "the Kafka transaction failed (";
+  std::ifstream in(path);
+  int64_t records = 0;
+  for (std::string line; std::getline(in, line);) {
+    for (size_t at = line.find(needle); at != std::string::npos;
+         at = line.find(needle, at + needle.size())) {
+      records += std::atoll(line.c_str() + at + needle.size());
+    }
+  }
+  return records;
 }
 
 }  // namespace chaos

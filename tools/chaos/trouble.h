@@ -17,6 +17,11 @@ std::vector<int64_t> CountInLogs(const std::string& dir,
 std::vector<int64_t> CountInFile(const std::string& path,
                                  const std::vector<std::string>& needles);
 
+// The records of the Kafka transactions that the publisher whose log is `path`
+// saw fail (exactly-once: "the Kafka transaction failed (N record(s) in it").
+// A commit that failed on the client's side may have committed on the broker.
+int64_t FailedTransactionRecords(const std::string& path);
+
 // What a rewind logs (a producer session ended, the slot read again).
 inline constexpr char kRewindLine[] = "ending the Kafka producer session";
 

@@ -58,8 +58,15 @@ std::string Writer::Transaction(int n, int64_t& next_id, std::vector<int64_t>& n
     int agg = std::uniform_int_distribution<int>(0, options_.aggregates - 1)(rng_);
     std::string id = absl::StrCat("r", next_id++);
     int64_t seq = next_seq[agg]++;
-    std::string value = absl::StrCat("('", id, "', 'chaos', 'a", agg, "', ", seq,
-                                     ", 'E', '{\"n\": ", i, "}')");
+    // The soak's events are the consumer kit's example's: OrderPaid, one unit paid
+    // for the order of the aggregate.
+    std::string value =
+        options_.soak
+            ? absl::StrCat("('", id, "', 'chaos', 'a", agg, "', ", seq,
+                           ", 'OrderPaid', '{\"order\": \"a", agg, "\", \"amount\": 1, "
+                           "\"n\": ", i, "}')")
+            : absl::StrCat("('", id, "', 'chaos', 'a", agg, "', ", seq, ", 'E', '{\"n\": ", i,
+                           "}')");
     if (options_.writer == Options::WriterMode::kTable) {
       values.push_back(value);
       continue;
