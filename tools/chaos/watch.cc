@@ -80,15 +80,21 @@ void Watch::SampleOnce() {
     watched_log_ = r.log_path;
     watched_port_ = r.metrics_port;
   }
-  // The watched shard's walsender: the slot's active_pid.
-  auto sql = harness::ConnectTo(slot_conninfo_);
-  if (sql.ok()) {
-    auto pid = (*sql)->Value(absl::StrCat(
+  // The watched shard's walsender: the slot's active_pid (one session, made again
+  // after a restart or a failover).
+  if (!sql_) {
+    auto s = harness::ConnectTo(slot_conninfo_);
+    if (s.ok()) sql_ = std::move(*s);
+  }
+  if (sql_) {
+    auto rows = sql_->Exec(absl::StrCat(
         "SELECT active_pid::text FROM pg_replication_slots WHERE slot_type = 'logical' "
         "AND active AND slot_name LIKE '%\\_",
         watched_shard_ + 1, "\\_of\\_%'"));
     int64_t n = 0;
-    if (pid.ok() && absl::SimpleAtoi(*pid, &n)) {
+    if (!rows.ok()) {
+      sql_.reset();
+    } else if (!rows->empty() && (*rows)[0][0] && absl::SimpleAtoi(*(*rows)[0][0], &n)) {
       if (std::optional<ResourceSample> s = SampleProcess(static_cast<pid_t>(n))) {
         std::lock_guard<std::mutex> lock(mu_);
         walsender_.push_back(*s);

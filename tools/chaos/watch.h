@@ -20,6 +20,7 @@
 
 #include "absl/time/time.h"
 #include "tools/chaos/publishers.h"
+#include "tools/harness/pg_cluster.h"
 
 namespace chaos {
 
@@ -80,6 +81,7 @@ class Watch {
   const std::function<std::vector<pid_t>()> broker_pids_;
   std::atomic<bool> stop_{false};
   std::thread thread_;
+  std::unique_ptr<harness::PgSession> sql_;  // The sampling thread's.
 
   std::mutex mu_;
   std::vector<ResourceSample> publisher_, walsender_;
