@@ -5,6 +5,7 @@
 //                [--in-flight-requests K]
 //                [--delivery at-least-once|exactly-once] [--writer table|message|mixed]
 //                [--broker mock|kafka] [--pg-version N] [--shards N] [--rate N]
+//                [--consumer-properties K=V,...]
 //
 // A writer commits outbox rows continuously (transactions of 1..R rows across A
 // aggregates, each row numbered within its aggregate in commit order) while a
@@ -97,6 +98,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "cdc/key_shard.h"
 #include "cdc/lsn.h"
@@ -137,6 +139,10 @@ ABSL_FLAG(std::optional<int64_t>, in_flight_requests, std::nullopt,
           "the publisher's max.in.flight (default: the publisher's own)");
 ABSL_FLAG(int64_t, rate, 3000,
           "--schedule soak: the rows a second the writer commits, at most");
+ABSL_FLAG(std::string, consumer_properties, "",
+          "--schedule soak: Kafka properties for the consumer kit's instances, "
+          "KEY=VALUE[,KEY=VALUE...] (e.g. librdkafka's own defaults, to compare with "
+          "the kit's)");
 ABSL_FLAG(int64_t, shards, 1,
           "publishers sharing the outbox table by key (--shard I/N, PostgreSQL 15+); "
           "each publisher fault hits one shard's, at random");
@@ -167,7 +173,7 @@ Options ParseArgs(int argc, char** argv) {
       "[--aggregates N] [--schedule full|no-pg-restart|failover|standby|soak] "
       "[--delivery at-least-once|exactly-once] [--writer table|message|mixed] "
       "[--broker mock|kafka] [--in-flight-requests N] [--pg-version N] [--shards N] "
-      "[--rate N]");
+      "[--rate N] [--consumer-properties K=V,...]");
   if (!args.positional.empty() || !args.passed_on.empty())
     Die("outbox-chaos takes flags only (--help)");
   Options o;
@@ -466,19 +472,24 @@ int Main(int argc, char** argv) {
   std::unique_ptr<PgCluster> consumer_db;  // The consumers' own server.
   std::atomic<int64_t> delivered{0};  // The verifier's distinct count, for other threads.
   if (o.soak) {
-    watch = std::make_unique<Watch>(publishers, /*watched_shard=*/1, servers.slot_conninfo(),
-                                    [&] { return broker->server_pids(); });
+    watch =
+        std::make_unique<Watch>(publishers, /*watched_shard=*/1, servers.slot_conninfo(),
+                                [&] { return broker->server_pids(); });
     watch->Start();
     // The consumers' database is a service's own, on a server of its own (the
     // outbox's primary commits wait for a synchronous standby).
     consumer_db = Must(PgCluster::Start({}, o.pg_version), "start the consumers' server");
-    consumers = std::make_unique<ConsumerGroup>(consumer_db->conninfo(), broker->bootstrap(),
-                                                kTopic, log_dir, std::vector<std::string>{});
+    std::vector<std::string> consumer_args;
+    for (absl::string_view kv :
+         absl::StrSplit(absl::GetFlag(FLAGS_consumer_properties), ',', absl::SkipEmpty()))
+      consumer_args.insert(consumer_args.end(), {"-X", std::string(kv)});
+    consumers = std::make_unique<ConsumerGroup>(
+        consumer_db->conninfo(), broker->bootstrap(), kTopic, log_dir, consumer_args);
     consumers->Start();
     consumers->Watch([&] { return delivered.load(); });
     injector.set_consumers(consumers.get());
-    RunSoak(o.faults, o.rows, o.seed, publishers, injector, fault_log, writer, stop_writer,
-            [&] {
+    RunSoak(o.faults, o.rows, o.seed, publishers, injector, fault_log, writer,
+            stop_writer, [&] {
               verifier.Tick(verifier.distinct() < static_cast<size_t>(writer.written()));
               delivered = static_cast<int64_t>(verifier.distinct());
             });
@@ -496,8 +507,8 @@ int Main(int argc, char** argv) {
               : kinds[std::uniform_int_distribution<size_t>(0, kinds.size() - 1)(rng)];
       Say(absl::StrCat("fault ", f + 1, "/", o.faults, ": ", kind,
                        o.shards > 1 ? absl::StrCat(" (shard ", shard + 1, ")") : "",
-                       " (written ", writer.written(), ", delivered ", verifier.distinct(),
-                       ")"));
+                       " (written ", writer.written(), ", delivered ",
+                       verifier.distinct(), ")"));
       settle_trouble();
       previous_kind = kind;
       FaultInjector::Done done = injector.Inject(kind, shard, rng, wait);
