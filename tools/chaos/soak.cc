@@ -300,7 +300,12 @@ bool ReportSoak(const SoakFacts& facts, Watch& watch) {
                    " committed events, orders with a wrong payment count ",
                    e.orders_wrong, once ? ": each once" : ": NOT each once"));
   ok &= once;
+  // An operator pages on a group that applies nothing for minutes: at the kit's
+  // defaults it must come back within a minute, whatever was killed.
+  bool available = facts.longest_stall < absl::Minutes(1);
+  ok &= available;
   Say(absl::StrCat(
+      available ? "" : "NOT WITHIN A MINUTE: ",
       "consumer group availability: the longest stretch with events waiting and no "
       "instance applying any: ",
       absl::FormatDuration(facts.longest_stall),
