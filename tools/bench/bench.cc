@@ -734,6 +734,7 @@ std::string Table(const std::vector<Result>& results, const Latency& steady,
 
 int Main(int argc, char** argv) {
   BenchArgs args = ParseBenchArgs(argc, argv, "outbox-bench");
+  harness::KillChildrenOnStopSignal();
   const bool quick = args.quick, steady_only = args.steady_only;
   const std::string &markdown = args.markdown, &only = args.only;
   const std::vector<std::string>& publisher_flags = args.publisher_flags;

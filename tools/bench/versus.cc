@@ -461,6 +461,7 @@ std::string SteadyReport(const Latency& ours, const Latency& alone, const Latenc
 
 int Main(int argc, char** argv) {
   BenchArgs args = ParseBenchArgs(argc, argv, "outbox-versus");
+  harness::KillChildrenOnStopSignal();
   const bool quick = args.quick, steady_only = args.steady_only;
   const std::string &markdown = args.markdown, &only = args.only;
   const std::vector<std::string>& publisher_flags = args.publisher_flags;

@@ -327,6 +327,7 @@ SoakFacts SoakFactsOf(const Options& o, FaultLog& log, Writer& writer, Verifier&
 
 int Main(int argc, char** argv) {
   Options o = ParseArgs(argc, argv);
+  harness::KillChildrenOnStopSignal();
   Say(absl::StrCat("rows=", o.rows, " faults=", o.faults, " seed=", o.seed,
                    " max_tx_rows=", o.max_tx_rows, " aggregates=", o.aggregates,
                    " schedule=", o.schedule, " pg_version=", o.pg_version,

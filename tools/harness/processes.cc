@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -149,6 +150,43 @@ absl::Status FaultProxy::CutAfter(int64_t bytes) {
   return Say(absl::StrCat("cut-after ", bytes));
 }
 
+namespace {
+
+// The pids of the Processes not reaped yet, for the signal handler: a fixed
+// array of atomics, since a handler may neither lock nor allocate.
+constexpr int kMaxChildren = 1024;
+std::atomic<pid_t> live_children[kMaxChildren];
+
+void Track(pid_t pid) {
+  for (std::atomic<pid_t>& slot : live_children) {
+    pid_t empty = 0;
+    if (slot.compare_exchange_strong(empty, pid)) return;
+  }
+}
+
+void Untrack(pid_t pid) {
+  for (std::atomic<pid_t>& slot : live_children) {
+    pid_t expected = pid;
+    if (slot.compare_exchange_strong(expected, 0)) return;
+  }
+}
+
+void KillChildrenAndDie(int sig) {
+  for (std::atomic<pid_t>& slot : live_children) {
+    pid_t pid = slot.load();
+    if (pid > 0) kill(pid, SIGKILL);
+  }
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+}  // namespace
+
+void KillChildrenOnStopSignal() {
+  signal(SIGTERM, KillChildrenAndDie);
+  signal(SIGINT, KillChildrenAndDie);
+}
+
 absl::StatusOr<std::unique_ptr<Process>> Process::Start(
     const std::vector<std::string>& argv, const std::string& log_path) {
   pid_t pid = fork();
@@ -165,6 +203,7 @@ absl::StatusOr<std::unique_ptr<Process>> Process::Start(
     execv(args[0], args.data());
     _exit(127);
   }
+  Track(pid);
   auto p = std::unique_ptr<Process>(new Process());
   p->pid_ = pid;
   p->log_path_ = log_path;
@@ -188,6 +227,7 @@ bool Process::running() {
   pid_t r = waitpid(pid_, &status, WNOHANG);
   if (r == pid_) {
     exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    Untrack(pid_);
     return false;
   }
   return r == 0;

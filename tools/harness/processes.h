@@ -105,6 +105,13 @@ class FaultProxy {
   int port_;
 };
 
+// Makes SIGTERM and SIGINT kill (SIGKILL) every Process still running before
+// this process dies of the signal, as it would have: a tool stopped by its
+// operator (outbox-chaos, the benches) leaves no publisher or consumer behind.
+// The clusters' watchdogs (pg_cluster.sh, kafka_cluster.sh) clean up the servers.
+// Call once from main.
+void KillChildrenOnStopSignal();
+
 class Process {
  public:
   // Starts `argv` with stderr (and stdout) appended to `log_path`.
