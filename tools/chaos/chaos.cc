@@ -340,10 +340,12 @@ int Main(int argc, char** argv) {
   // arrived can be read from it at the end (pg_walinspect).
   // wal_sender_timeout 5 s: a walsender whose publisher went silent (blackhole)
   // lets go of the slot soon, as the publishers' --replication-timeout 5s does.
-  // With failovers, commits wait for the standby (synchronous_standby_names): a
-  // commit the writer saw is then in the promoted standby's table, the history.
+  // With failovers, commits wait for the physical standby (by the name
+  // pg_cluster.sh gives every standby; `*` also matched the publishers'
+  // walsenders, so that commits waited for Kafka): a commit the writer saw is then
+  // in the promoted standby's table, the history.
   std::vector<std::string> settings = {"wal_keep_size=4GB", "wal_sender_timeout=5s"};
-  if (o.failover) settings.push_back("synchronous_standby_names='*'");
+  if (o.failover) settings.push_back("synchronous_standby_names='physical_standby'");
   Servers servers(o.pg_version,
                   o.failover             ? Servers::Topology::kFailoverSlots
                   : o.publishing_standby ? Servers::Topology::kPublishingStandby

@@ -21,8 +21,8 @@ namespace chaos {
 
 class Writer {
  public:
-  // `pg`: a conninfo (a multi-host one follows a promotion). `pace`: the pause
-  // after each transaction.
+  // `pg`: a conninfo (a multi-host one follows a promotion). `pace`: the time
+  // from one transaction's start to the next's.
   Writer(std::string pg, const Options& o, absl::Duration pace)
       : pg_(std::move(pg)), options_(o), pace_(pace), rng_(o.seed * 7919 + 1) {}
 

@@ -14,7 +14,10 @@
 #                                   [--port PORT] [-c ...]
 #       make DIR's data a physical standby of the server on port P, streaming
 #       through physical slot S (FILE: the backup_label from the backup stop), and
-#       start it on PORT or a free port; prints the same assignments as start
+#       start it on PORT or a free port; prints the same assignments as start. Every
+#       physical standby connects as application_name `physical_standby`: that is
+#       the name a primary's synchronous_standby_names gives (`*` would also match
+#       a logical walsender, e.g. the publisher's, and make commits wait for Kafka)
 #   pg_cluster.sh stop DIR                  stop (immediate) and delete
 #   pg_cluster.sh kill DIR                  kill -9 the postmaster (a crash); keep DIR
 #   pg_cluster.sh resume DIR                start DIR again, same port and settings
@@ -261,7 +264,7 @@ cmd_start_standby() {
   as_owner touch "$dir/data/standby.signal"
   # dbname: a standby that synchronizes logical slots (PostgreSQL 17+) needs it.
   as_owner bash -c "cat >>'$dir/data/postgresql.auto.conf'" <<CONF
-primary_conninfo = 'host=127.0.0.1 port=$primary_port user=postgres dbname=postgres application_name=standby_$slot'
+primary_conninfo = 'host=127.0.0.1 port=$primary_port user=postgres dbname=postgres application_name=physical_standby'
 primary_slot_name = '$slot'
 hot_standby_feedback = on
 CONF
