@@ -7,6 +7,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstring>
+
 #include "gtest/gtest.h"
 
 namespace harness {
@@ -56,22 +58,16 @@ Ending StopAToolWith(int sig, bool handler_installed) {
   return e;
 }
 
-TEST(ProcessTest, SigtermKillsTheToolsChildrenAndTheToolDiesOfIt) {
-  Ending e = StopAToolWith(SIGTERM, true);
-  ASSERT_TRUE(WIFSIGNALED(e.tool_status));
-  EXPECT_EQ(WTERMSIG(e.tool_status), SIGTERM);
-  ASSERT_TRUE(e.child_reaped);
-  ASSERT_TRUE(WIFSIGNALED(e.child_status));
-  EXPECT_EQ(WTERMSIG(e.child_status), SIGKILL);
-}
-
-TEST(ProcessTest, SigintKillsTheToolsChildrenToo) {
-  Ending e = StopAToolWith(SIGINT, true);
-  ASSERT_TRUE(WIFSIGNALED(e.tool_status));
-  EXPECT_EQ(WTERMSIG(e.tool_status), SIGINT);
-  ASSERT_TRUE(e.child_reaped);
-  ASSERT_TRUE(WIFSIGNALED(e.child_status));
-  EXPECT_EQ(WTERMSIG(e.child_status), SIGKILL);
+TEST(ProcessTest, SigtermOrSigintKillsTheToolsChildrenAndTheToolDiesOfIt) {
+  for (int sig : {SIGTERM, SIGINT}) {
+    SCOPED_TRACE(strsignal(sig));
+    Ending e = StopAToolWith(sig, true);
+    ASSERT_TRUE(WIFSIGNALED(e.tool_status));
+    EXPECT_EQ(WTERMSIG(e.tool_status), sig);
+    ASSERT_TRUE(e.child_reaped);
+    ASSERT_TRUE(WIFSIGNALED(e.child_status));
+    EXPECT_EQ(WTERMSIG(e.child_status), SIGKILL);
+  }
 }
 
 // Without the handler the child outlives the tool: what the tests above guard
