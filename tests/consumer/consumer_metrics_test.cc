@@ -4,6 +4,7 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tools/harness/metrics_text.h"
 
 namespace consumer {
 namespace {
@@ -13,12 +14,7 @@ using ::testing::HasSubstr;
 const absl::Time kNow = absl::FromUnixSeconds(1700000000);
 
 std::string Sample(const std::string& text, const std::string& series) {
-  for (absl::string_view line : absl::StrSplit(text, '\n')) {
-    if (absl::StartsWith(line, series + " ")) {
-      return std::string(line.substr(series.size() + 1));
-    }
-  }
-  return "<absent>";
+  return harness::SampleValue(text, series).value_or("<absent>");
 }
 
 TEST(ConsumerMetricsTest, RendersTheLastPublishedCounters) {

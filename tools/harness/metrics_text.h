@@ -31,6 +31,18 @@ inline std::optional<double> MetricSum(absl::string_view text, absl::string_view
   return sum;
 }
 
+// The value of the sample `series` ("name", or "name{labels}" exactly as the
+// line writes them) as written, or none when no line has it.
+inline std::optional<std::string> SampleValue(absl::string_view text,
+                                              absl::string_view series) {
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (absl::StartsWith(line, series) && line.size() > series.size() &&
+        line[series.size()] == ' ')
+      return std::string(line.substr(series.size() + 1));
+  }
+  return std::nullopt;
+}
+
 }  // namespace harness
 
 #endif  // TOOLS_HARNESS_METRICS_TEXT_H_

@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "tests/publisher/publisher_fixture.h"
 #include "tools/harness/http_get.h"
+#include "tools/harness/metrics_text.h"
 
 namespace publisher {
 namespace {
@@ -71,11 +72,7 @@ class OperationsTest : public PublisherTest {
   // answer came.
   // The value of the sample `series` in a /metrics body, or "" when absent.
   static std::string Sample(const std::string& body, const std::string& series) {
-    for (absl::string_view line : absl::StrSplit(body, '\n')) {
-      if (absl::StartsWith(line, series + " "))
-        return std::string(line.substr(series.size() + 1));
-    }
-    return "";
+    return harness::SampleValue(body, series).value_or("");
   }
 
   int runs_ = 0;

@@ -19,6 +19,7 @@
 #include "gtest/gtest.h"
 #include "tests/publisher/publisher_fixture.h"
 #include "tools/harness/http_get.h"
+#include "tools/harness/metrics_text.h"
 
 namespace publisher {
 namespace {
@@ -90,11 +91,7 @@ class StandbyPairTest : public PublisherTest,
 
   // The value of the sample `series` in `port`'s /metrics, or "" when absent.
   static std::string Sample(int port, const std::string& series) {
-    for (absl::string_view line : absl::StrSplit(HttpGet(port, "/metrics").second, '\n')) {
-      if (absl::StartsWith(line, series + " "))
-        return std::string(line.substr(series.size() + 1));
-    }
-    return "";
+    return harness::SampleValue(HttpGet(port, "/metrics").second, series).value_or("");
   }
 
   // Each endpoint's status on `port`: livez, readyz, healthz.

@@ -4,6 +4,7 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tools/harness/metrics_text.h"
 
 namespace publisher {
 namespace {
@@ -15,11 +16,7 @@ const absl::Time kNow = absl::FromUnixSeconds(1'800'000'000);
 
 // The value of the sample line that starts with `series` ("name{labels}").
 std::string Sample(const std::string& text, const std::string& series) {
-  for (absl::string_view line : absl::StrSplit(text, '\n')) {
-    if (absl::StartsWith(line, series + " "))
-      return std::string(line.substr(series.size() + 1));
-  }
-  return "<absent>";
+  return harness::SampleValue(text, series).value_or("<absent>");
 }
 
 TEST(LatencyHistogramTest, CountsIntoTheFirstBucketThatHoldsTheValue) {
