@@ -18,24 +18,10 @@
 #include "cdc/catalog_facts.h"
 #include "cdc/pg_time.h"
 #include "cdc/postgres/catalog.h"
+#include "cdc/stream_errors.h"
 #include "common/status_macros.h"
 
 namespace cdc {
-namespace {
-
-constexpr char kObjectInUse[] = "55006";
-
-// Server errors that end a stream or refuse to start one but may pass on their own:
-// connection exceptions (08), operator intervention such as a shutdown or
-// pg_terminate_backend (57), insufficient resources (53), and a slot still in use
-// by another connection (55006, e.g. the other half of a hot-standby pair).
-bool IsTransientServerError(absl::string_view sqlstate) {
-  return sqlstate.empty() || absl::StartsWith(sqlstate, "08") ||
-         absl::StartsWith(sqlstate, "57") || absl::StartsWith(sqlstate, "53") ||
-         sqlstate == kObjectInUse;
-}
-
-}  // namespace
 
 absl::StatusOr<std::unique_ptr<ReplicationStream>> ReplicationStream::Connect(
     const std::string& conninfo, absl::Duration setup_timeout) {
@@ -132,7 +118,7 @@ absl::Status ReplicationStream::Start(const StartOptions& options) {
     // 55006 (object_in_use): another connection streams the slot. Told by the
     // code, never by the words, which follow the server's lc_messages.
     if (state == kObjectInUse) return SlotInUseError(message);
-    if (PQstatus(conn_) != CONNECTION_OK || IsTransientServerError(state)) {
+    if (PQstatus(conn_) != CONNECTION_OK || IsTransientStreamError(state, message)) {
       return absl::UnavailableError(message);
     }
     return absl::FailedPreconditionError(message);
@@ -205,7 +191,7 @@ absl::StatusOr<std::optional<ServerMessage>> ReplicationStream::Read(
       std::string message = absl::StrCat("server ended the replication stream",
                                          why.empty() ? "" : ": ", why);
       // A dropped publication or removed WAL will not fix itself by reconnecting.
-      if (r && !IsTransientServerError(common::ResultSqlState(r.get())) &&
+      if (r && !IsTransientStreamError(common::ResultSqlState(r.get()), why) &&
           PQstatus(conn_) == CONNECTION_OK) {
         return absl::FailedPreconditionError(message);
       }

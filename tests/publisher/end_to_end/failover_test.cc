@@ -18,6 +18,7 @@
 #include <libpq-fe.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <set>
 #include <string>
@@ -27,6 +28,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/publisher/end_to_end/failover_support.h"
@@ -314,6 +316,61 @@ namespace {
 // --create=false, with the publication and the slot made by hand and no state
 // table: the publisher streams as before the table existed, and says what it
 // cannot notice meanwhile.
+// PostgreSQL 17+: a primary restarted while its walsender holds changes back for
+// a standby named in synchronized_standby_slots that is not streaming. The
+// walsender, told to stop, ends the stream with an ERROR (22023) instead of a
+// clean end; the soak met it, and the publisher stopped with exit 1 instead of
+// following the primary. Now it is ridden out like any shutdown: the publisher
+// connects again, and once the standby is no longer waited for, the rows arrive.
+TEST_F(FailoverFixture, ARestartWhileTheFailoverSlotWaitsForAnAbsentStandbyIsRiddenOut) {
+  StartServers(17);
+  publisher_ = StartPublisher({});
+  ASSERT_TRUE(primary_
+                  ->Exec("INSERT INTO outbox (aggregate_type, aggregate_id, event_type, "
+                         "payload) VALUES ('order', 'before', 'E', '{}')")
+                  .ok());
+  ASSERT_EQ(Published(1).size(), 1u);
+  // The standby goes away; its slot stays named, so the walsender waits for it.
+  ASSERT_TRUE(standby_->Kill().ok());
+  ASSERT_TRUE(primary_
+                  ->Exec("INSERT INTO outbox (aggregate_type, aggregate_id, event_type, "
+                         "payload) VALUES ('order', 'held', 'E', '{}')")
+                  .ok());
+  ASSERT_TRUE(WaitFor(
+      [&] { return absl::StrContains(publisher_->Log(), "does not have active_pid"); },
+      absl::Seconds(60)))
+      << "the walsender never waited for the standby";
+  ASSERT_TRUE(primary_->Restart("fast").ok());
+  // The walsender ended the stream with the failover-slot wait's error (a clean
+  // end would prove nothing here), and the publisher connected again.
+  auto ended_by_the_wait = [](absl::string_view line) {
+    return absl::StrContains(line, "server ended the replication stream") &&
+           absl::StrContains(line, "synchronized_standby_slots");
+  };
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        std::vector<std::string> lines = absl::StrSplit(publisher_->Log(), '\n');
+        auto ended = std::find_if(lines.begin(), lines.end(), ended_by_the_wait);
+        return ended != lines.end() &&
+               std::any_of(ended, lines.end(), [](const std::string& l) {
+                 return absl::StrContains(l, "\"msg\":\"streaming\"");
+               });
+      },
+      absl::Seconds(90)))
+      << publisher_->Log();
+  EXPECT_TRUE(publisher_->running()) << publisher_->Log();
+  EXPECT_THAT(publisher_->Log(), Not(HasSubstr("stopped on an error")));
+  // The standby is no longer waited for: the held row, and a new one, arrive.
+  ASSERT_TRUE(primary_->Exec("ALTER SYSTEM RESET synchronized_standby_slots").ok());
+  ASSERT_TRUE(primary_->Exec("SELECT pg_reload_conf()").ok());
+  ASSERT_TRUE(primary_
+                  ->Exec("INSERT INTO outbox (aggregate_type, aggregate_id, event_type, "
+                         "payload) VALUES ('order', 'after', 'E', '{}')")
+                  .ok());
+  EXPECT_EQ(Published(3).size(), 3u);
+  EXPECT_TRUE(publisher_->running()) << publisher_->Log();
+}
+
 TEST_F(FailoverFixture, WithoutAStateTableItStreamsAndWarns) {
   primary_ = ValueOrDie(PgCluster::Start({"TimeZone=UTC"}));
   ASSERT_TRUE(primary_->Exec(kSchema).ok());
