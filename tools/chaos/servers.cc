@@ -96,11 +96,18 @@ absl::Status Servers::FailOver() {
   if (topology_ == Topology::kFailoverSlots) {
     bool synced = harness::WaitFor(
         [&] {
-          // Every logical slot (one per shard).
-          absl::StatusOr<std::string> v = standby_->Value(
-              "SELECT count(*) > 0 AND bool_and(synced AND NOT temporary) FROM "
-              "pg_replication_slots WHERE slot_type = 'logical'");
-          return v.ok() && *v == "t";
+          // Every failover slot of the primary (one per shard), each synchronized
+          // and ready. Counting only the standby's slots let a failover go ahead
+          // while the standby, rebuilt a moment before, held one shard's slot and
+          // not yet the other's: that shard's publisher found its slot gone.
+          absl::StatusOr<std::string> wanted = primary_->Value(
+              "SELECT string_agg(slot_name, ',' ORDER BY slot_name) FROM "
+              "pg_replication_slots WHERE slot_type = 'logical' AND failover");
+          absl::StatusOr<std::string> ready = standby_->Value(
+              "SELECT string_agg(slot_name, ',' ORDER BY slot_name) FROM "
+              "pg_replication_slots WHERE slot_type = 'logical' AND synced AND NOT "
+              "temporary");
+          return wanted.ok() && ready.ok() && !wanted->empty() && *wanted == *ready;
         },
         absl::Seconds(120));
     if (!synced) {
