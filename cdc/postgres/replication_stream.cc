@@ -51,6 +51,11 @@ void ReplicationStream::OnNotice(void* arg, const PGresult* notice) {
     if (self->skipped_publication_.empty()) self->skipped_publication_ = message;
     return;
   }
+  if (self->notice_handler_) {
+    const char* severity = PQresultErrorField(notice, PG_DIAG_SEVERITY_NONLOCALIZED);
+    self->notice_handler_(severity != nullptr ? severity : "", message);
+    return;
+  }
   // Anything else as libpq would have it (its default prints to stderr).
   if (self->previous_receiver_ != nullptr) {
     self->previous_receiver_(self->previous_receiver_arg_, notice);

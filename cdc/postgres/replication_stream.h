@@ -13,6 +13,7 @@
 #define CDC_POSTGRES_REPLICATION_STREAM_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -67,6 +68,15 @@ class ReplicationStream : public WalStream {
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<ReplicationStream>> Connect(
       const std::string& conninfo,
       absl::Duration setup_timeout = absl::InfiniteDuration());
+
+  // Where the server's notices and warnings go (severity, as PostgreSQL names it
+  // in English, and the message with its detail and hint): the caller's log, so
+  // that its lines stay its format. Without one, libpq's default prints them raw
+  // on stderr. A PostgreSQL 17 walsender whose failover slot waits for an absent
+  // standby warns about it over and over.
+  using NoticeHandler =
+      std::function<void(const std::string& severity, const std::string& message)>;
+  void OnServerNotice(NoticeHandler handler) { notice_handler_ = std::move(handler); }
 
   ~ReplicationStream() override;
   ReplicationStream(const ReplicationStream&) = delete;
@@ -125,6 +135,7 @@ class ReplicationStream : public WalStream {
   // and streams on without its changes. That warning ends the stream here as the
   // error did before: confirming past it would skip every row meanwhile.
   static void OnNotice(void* self, const PGresult* notice);
+  NoticeHandler notice_handler_;
   PQnoticeReceiver previous_receiver_ = nullptr;
   void* previous_receiver_arg_ = nullptr;
   std::string skipped_publication_;  // The warning's text, once one came.

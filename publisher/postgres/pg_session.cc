@@ -27,6 +27,11 @@ absl::StatusOr<Session> PgSessionSource::Open() {
   ASSIGN_OR_RETURN(
       std::unique_ptr<cdc::ReplicationStream> stream,
       cdc::ReplicationStream::Connect(options_.source.pg, SetupTimeout(options_)));
+  stream->OnServerNotice(
+      [&log = log_](const std::string& severity, const std::string& text) {
+        log.Log(severity == "WARNING" ? common::LogLevel::kWarn : common::LogLevel::kInfo,
+                "server notice", {{"severity", severity}, {"notice", text}});
+      });
   ASSIGN_OR_RETURN(cdc::SystemIdentity id, stream->IdentifySystem());
   // Where this server's WAL branched from earlier timelines (promotions): an
   // exactly-once checkpoint of an earlier timeline is read through it.

@@ -340,6 +340,11 @@ TEST_F(FailoverFixture, ARestartWhileTheFailoverSlotWaitsForAnAbsentStandbyIsRid
       [&] { return absl::StrContains(publisher_->Log(), "does not have active_pid"); },
       absl::Seconds(60)))
       << "the walsender never waited for the standby";
+  // Its warnings are the publisher's own log lines, JSON as every other.
+  EXPECT_THAT(publisher_->Log(), HasSubstr("\"msg\":\"server notice\""));
+  for (absl::string_view line :
+       absl::StrSplit(publisher_->Log(), '\n', absl::SkipEmpty()))
+    EXPECT_TRUE(absl::StartsWith(line, "{")) << "not a JSON log line: " << line;
   ASSERT_TRUE(primary_->Restart("fast").ok());
   // The walsender ended the stream with the failover-slot wait's error (a clean
   // end would prove nothing here), and the publisher connected again.
