@@ -31,6 +31,11 @@ case "$mode" in
 esac
 reports="$root/docs/reports/soak-$(date -u +%F)"
 mkdir -p "$reports"
+# A process that dies of a signal leaves a core where it ran (the kernel's
+# core_pattern permitting): the publishers and consumers run in $cores.
+cores=${CORE_DIR:-${TMPDIR:-/tmp}/outbox-soak-cores}
+mkdir -p "$cores"
+ulimit -c unlimited 2>/dev/null || true
 status=0
 for m in "${modes[@]}"; do
   s=$seed
@@ -49,7 +54,7 @@ for m in "${modes[@]}"; do
     echo
   } >"$report"
   echo "=== soak, $m: $report"
-  "${command[@]}" >>"$report" 2>&1 || status=1
+  (cd "$cores" && "${command[@]}") >>"$report" 2>&1 || status=1
   echo "ended: $(date -u +%FT%TZ), exit $status" >>"$report"
   grep -E '^chaos: (lost|early|split|per-|duplicates|faults survived|/healthz|/metrics|resources|  publisher|recovery|fault kinds)' "$report" || true
 done

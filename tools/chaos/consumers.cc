@@ -44,6 +44,10 @@ std::unique_ptr<harness::Process> ConsumerGroup::Launch(int i) {
                                    topic_,
                                    "--log-stats-every",
                                    "10s"};
+  // Each instance restarts under its own name, as a StatefulSet's pod does: with
+  // static membership (KIP-345) it takes its partitions back without a rebalance.
+  argv.insert(argv.end(),
+              {"-X", absl::StrCat("group.instance.id=chaos-paid-orders-", i + 1)});
   argv.insert(argv.end(), extra_.begin(), extra_.end());
   return Must(harness::Process::Start(argv, absl::StrCat(dir_, "/consumer-", i + 1, "-",
                                                          ++launched_, ".log")),

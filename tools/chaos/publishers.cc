@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <iostream>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
@@ -46,6 +47,7 @@ void Publishers::FailOver(int shard) {
     old = SignalPrimaryLocked(SIGKILL, shard);
     s.primary = std::move(s.standby);
     s.standby = Member{};
+    s.expected_exit = false;  // It was the old primary's; the new one must stay.
   }
   WaitGone(*old);
 }
@@ -128,6 +130,13 @@ void Publishers::EnsurePrimaryLocked(int shard) {
   if (s.primary.process && s.primary.process->running()) return;
   if (s.primary.process) {
     std::optional<int> code = s.primary.process->Wait(absl::ZeroDuration());
+    if (!s.expected_exit) {
+      // Said at once: a run cut short still shows when and how a publisher died
+      // (128 + N is signal N; 139 a SIGSEGV, 134 a SIGABRT, 137 a SIGKILL).
+      std::cout << "chaos: a publisher of shard " << shard + 1 << " exited by itself ("
+                << (code ? absl::StrCat("exit ", *code) : "exit status unknown") << ", "
+                << s.primary.log_path << "); restarting it" << std::endl;
+    }
     if (code && *code != 0 && *code != 2 && !s.expected_exit) {
       std::string log = s.primary.process->Log();
       if (log.size() > 2000) log = log.substr(log.size() - 2000);
