@@ -30,10 +30,17 @@ void OnDelivery(rd_kafka_t*, const rd_kafka_message_t* m, void*) {
 
 }  // namespace
 
+void KafkaDeadLetters::OnLog(const rd_kafka_t* rk, int level, const char* facility,
+                             const char* line) {
+  common::LogLibrdkafka(*static_cast<KafkaDeadLetters*>(rd_kafka_opaque(rk))->log_, level,
+                        facility, line);
+}
+
 absl::StatusOr<std::unique_ptr<KafkaDeadLetters>> KafkaDeadLetters::Create(
     const std::string& brokers, std::string topic,
-    const std::vector<std::pair<std::string, std::string>>& properties) {
-  std::unique_ptr<KafkaDeadLetters> d(new KafkaDeadLetters(std::move(topic)));
+    const std::vector<std::pair<std::string, std::string>>& properties,
+    common::Logger* log) {
+  std::unique_ptr<KafkaDeadLetters> d(new KafkaDeadLetters(std::move(topic), log));
   ASSIGN_OR_RETURN(common::KafkaConf conf, common::NewKafkaConf(
       {
           {"bootstrap.servers", brokers},
@@ -44,9 +51,13 @@ absl::StatusOr<std::unique_ptr<KafkaDeadLetters>> KafkaDeadLetters::Create(
           {"message.timeout.ms", std::to_string(kMessageTimeoutMs)},
       },
       properties));
-  ASSIGN_OR_RETURN(d->rk_, common::NewKafkaClient(RD_KAFKA_PRODUCER, std::move(conf),
-                                                  {.delivery = &OnDelivery},
-                                                  "the dead-letter producer"));
+  ASSIGN_OR_RETURN(
+      d->rk_,
+      common::NewKafkaClient(RD_KAFKA_PRODUCER, std::move(conf),
+                             {.opaque = d.get(),
+                              .log = log != nullptr ? &KafkaDeadLetters::OnLog : nullptr,
+                              .delivery = &OnDelivery},
+                             "the dead-letter producer"));
   return d;
 }
 

@@ -56,6 +56,12 @@ struct KafkaSourceCallbacks {
          {"fatal", err == RD_KAFKA_RESP_ERR__FATAL}});
     (void)rk;
   }
+  // librdkafka's own lines, as the kit's log lines (not raw text on stderr).
+  static void OnLog(const rd_kafka_t* rk, int level, const char* facility,
+                    const char* line) {
+    common::LogLibrdkafka(static_cast<KafkaSource*>(rd_kafka_opaque(rk))->log_, level,
+                          facility, line);
+  }
 };
 
 absl::StatusOr<std::unique_ptr<KafkaSource>> KafkaSource::Create(
@@ -84,12 +90,13 @@ absl::StatusOr<std::unique_ptr<KafkaSource>> KafkaSource::Create(
   };
   ASSIGN_OR_RETURN(common::KafkaConf conf,
                    common::NewKafkaConf(std::move(properties), options.properties));
-  ASSIGN_OR_RETURN(s->rk_, common::NewKafkaClient(
-                               RD_KAFKA_CONSUMER, std::move(conf),
-                               {.opaque = s.get(),
-                                .error = &KafkaSourceCallbacks::OnError,
-                                .rebalance = &KafkaSourceCallbacks::OnRebalance},
-                               "the Kafka consumer"));
+  ASSIGN_OR_RETURN(
+      s->rk_, common::NewKafkaClient(RD_KAFKA_CONSUMER, std::move(conf),
+                                     {.opaque = s.get(),
+                                      .log = &KafkaSourceCallbacks::OnLog,
+                                      .error = &KafkaSourceCallbacks::OnError,
+                                      .rebalance = &KafkaSourceCallbacks::OnRebalance},
+                                     "the Kafka consumer"));
   rd_kafka_poll_set_consumer(s->rk_.get());
   common::KafkaPartitionList topics(
       rd_kafka_topic_partition_list_new(static_cast<int>(options.topics.size())));

@@ -135,8 +135,8 @@ int main(int argc, char** argv) {
   auto source = consumer::KafkaSource::Create(SourceOptionsOf(f, *properties), log);
   if (!source.ok()) return Fail(log, source.status(), "cannot start the Kafka consumer");
   // The same properties (credentials above all) for the dead-letter producer.
-  auto dead_letters =
-      consumer::KafkaDeadLetters::Create(f.brokers, f.dead_letter_topic, *properties);
+  auto dead_letters = consumer::KafkaDeadLetters::Create(f.brokers, f.dead_letter_topic,
+                                                         *properties, &log);
   if (!dead_letters.ok()) {
     return Fail(log, dead_letters.status(), "cannot start the dead-letter producer");
   }
