@@ -29,6 +29,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "common/crash_report.h"
 #include "common/http/metrics_server.h"
 #include "common/kafka/client.h"
 #include "common/kafka_properties.h"
@@ -120,6 +121,7 @@ int main(int argc, char** argv) {
       f.log_format == "json" ? common::LogFormat::kJson : common::LogFormat::kText,
       common::LogLevel::kInfo);
   for (const std::string& warning : f.warnings) log.Warn(warning);
+  common::InstallCrashReport(argv[0]);  // Before the SIGTERM and SIGINT handlers.
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGINT, OnSignal);
 

@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cdc/catalog_facts.h"
+#include "common/crash_report.h"
 #include "common/http/metrics_server.h"
 #include "common/log.h"
 #include "common/process_environment.h"
@@ -128,6 +129,7 @@ int Main(int argc, char** argv) {
     return kExitOk;
   }
   if (config->check) return RunChecks(*config, std::cout) ? kExitOk : kExitConfig;
+  common::InstallCrashReport(argv[0]);  // Before InstallSignalHandlers.
   common::Logger log(config->log_format, config->log_level);
   std::vector<common::Field> fields = VersionFields();
   for (common::Field& f : DescribeConfig(*config)) fields.push_back(std::move(f));
