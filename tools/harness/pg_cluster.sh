@@ -89,10 +89,19 @@ free_port() {
   return 1
 }
 
+# Whether postmaster.pid names a live postmaster of `dir` (it runs in its data
+# directory). After a kill -9 the file stays behind, and its pid may since belong
+# to another process, which pg_ctl would signal.
+postmaster_alive() {
+  local dir=$1 pid
+  pid=$(head -n 1 "$dir/data/postmaster.pid" 2>/dev/null) || return 1
+  [ -n "$pid" ] && [ "$(readlink "/proc/$pid/cwd" 2>/dev/null)" = "$(cd "$dir/data" && pwd -P)" ]
+}
+
 cmd_stop() {
   local dir=$1
   [ -d "$dir" ] || return 0
-  if [ -f "$dir/data/postmaster.pid" ]; then
+  if postmaster_alive "$dir"; then
     use_version_of "$dir"
     as_owner "$bin/pg_ctl" -D "$dir/data" -m immediate -w -t 30 stop >/dev/null 2>&1 || true
   fi
@@ -103,7 +112,8 @@ cmd_stop() {
 # be started again (crash recovery) or stopped and deleted.
 cmd_kill() {
   local dir=$1 pid
-  pid=$(head -n 1 "$dir/data/postmaster.pid" 2>/dev/null) || return 0
+  postmaster_alive "$dir" || return 0
+  pid=$(head -n 1 "$dir/data/postmaster.pid")
   kill -9 "$pid" 2>/dev/null || true
   for _ in $(seq 1 100); do
     kill -0 "$pid" 2>/dev/null || break
