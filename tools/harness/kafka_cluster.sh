@@ -99,15 +99,27 @@ start_node() {
   while [ ! -s "$node/pid" ] && [ $waited -lt 100 ]; do sleep 0.05; waited=$((waited + 1)); done
 }
 
-node_pid() { cat "$1/node$2/pid"; }
+# The pid of broker $2's JVM while it runs; nothing once it died. A dead node's pid
+# file stays behind, and its pid may since belong to another process (another
+# test's publisher): signals go only to a process started with this node's
+# server.properties.
+node_pid() {
+  local pid
+  pid=$(cat "$1/node$2/pid" 2>/dev/null) || return 0
+  [ -n "$pid" ] && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null |
+    grep -qF "$1/node$2/server.properties" && echo "$pid"
+  return 0
+}
 
 cmd_stop() {
-  local dir=$1 f
+  local dir=$1 f pid
   [ -d "$dir" ] || return 0
   for f in "$dir"/node*/pid; do
     [ -f "$f" ] || continue
-    kill -CONT "$(cat "$f")" 2>/dev/null || true
-    kill -9 "$(cat "$f")" 2>/dev/null || true
+    pid=$(node_pid "$dir" "$(basename "$(dirname "$f")" | sed 's/^node//')")
+    [ -n "$pid" ] || continue
+    kill -CONT "$pid" 2>/dev/null || true
+    kill -9 "$pid" 2>/dev/null || true
   done
   rm -rf "$dir"
 }
@@ -296,8 +308,8 @@ cmd_heal() {
   local dir=$1 i pid
   for i in $(seq 1 "$(cat "$dir/brokers")"); do
     pid=$(node_pid "$dir" "$i")
-    kill -CONT "$pid" 2>/dev/null || true
-    if ! kill -0 "$pid" 2>/dev/null; then
+    [ -n "$pid" ] && kill -CONT "$pid" 2>/dev/null
+    if [ -z "$pid" ]; then
       : >"$dir/node$i/pid"
       start_node "$dir" "$i"
     fi
@@ -355,10 +367,13 @@ shift || true
 case "$cmd" in
   start) cmd_start "$@" ;;
   stop) cmd_stop "$1" ;;
-  kill) kill -9 "$(node_pid "$1" "$2")" ;;
+  kill) pid=$(node_pid "$1" "$2"); [ -n "$pid" ] || die "broker $2 is not running"
+        kill -9 "$pid" ;;
   restart) cmd_restart "$1" "$2" ;;
-  freeze) kill -STOP "$(node_pid "$1" "$2")" ;;
-  thaw) kill -CONT "$(node_pid "$1" "$2")" ;;
+  freeze) pid=$(node_pid "$1" "$2"); [ -n "$pid" ] || die "broker $2 is not running"
+          kill -STOP "$pid" ;;
+  thaw) pid=$(node_pid "$1" "$2"); [ -n "$pid" ] || die "broker $2 is not running"
+        kill -CONT "$pid" ;;
   heal) cmd_heal "$1" ;;
   topic) cmd_topic "$@" ;;
   leader) cmd_leader "$@" ;;
