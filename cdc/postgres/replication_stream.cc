@@ -47,12 +47,15 @@ ReplicationStream::ReplicationStream(std::unique_ptr<common::SqlConnection> sql)
 void ReplicationStream::OnNotice(void* arg, const PGresult* notice) {
   auto* self = static_cast<ReplicationStream*>(arg);
   std::string message = common::TrimmedPgMessage(PQresultErrorMessage(notice));
-  if (absl::StrContains(message, "skipped loading publication")) {
-    if (self->skipped_publication_.empty()) self->skipped_publication_ = message;
+  const char* severity = PQresultErrorField(notice, PG_DIAG_SEVERITY_NONLOCALIZED);
+  const char* sqlstate = PQresultErrorField(notice, PG_DIAG_SQLSTATE);
+  if (std::optional<std::string> skipped = SkippedPublication(
+          severity != nullptr ? severity : "", sqlstate != nullptr ? sqlstate : "",
+          message, self->publications_)) {
+    if (!self->skipped_publication_) self->skipped_publication_ = std::move(skipped);
     return;
   }
   if (self->notice_handler_) {
-    const char* severity = PQresultErrorField(notice, PG_DIAG_SEVERITY_NONLOCALIZED);
     self->notice_handler_(severity != nullptr ? severity : "", message);
     return;
   }
@@ -103,6 +106,7 @@ absl::Status ReplicationStream::Start(const StartOptions& options) {
   if (options.publications.empty()) {
     return absl::InvalidArgumentError("START_REPLICATION needs at least one publication");
   }
+  publications_ = options.publications;
   std::vector<std::string> pubs;
   for (const std::string& p : options.publications) pubs.push_back(sql_->Quote(p));
   std::vector<std::string> opts = {
@@ -163,17 +167,10 @@ absl::StatusOr<std::optional<ServerMessage>> ReplicationStream::Read(
     FreeBuffer();
     int n = PQgetCopyData(conn_, &buffer_, /*async=*/1);
     // A warning read before this message: nothing after it may be confirmed.
-    if (!skipped_publication_.empty()) {
-      // "skipped loading publication "NAME"": the same words as the error that
-      // earlier releases end the stream with.
-      absl::string_view text = skipped_publication_;
-      size_t open = text.find('"');
-      size_t close = open == absl::string_view::npos ? open : text.find('"', open + 1);
-      std::string name = close == absl::string_view::npos
-                             ? std::string("?")
-                             : std::string(text.substr(open + 1, close - open - 1));
+    if (skipped_publication_) {
+      // The same words as the error that earlier releases end the stream with.
       return absl::FailedPreconditionError(absl::StrCat(
-          "server ended the replication stream: publication \"", name,
+          "server ended the replication stream: publication \"", *skipped_publication_,
           "\" does not exist at this point in the WAL (the server streamed on without "
           "it, skipping its changes): recreate the publication, or fix --publication"));
     }

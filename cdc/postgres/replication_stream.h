@@ -131,14 +131,15 @@ class ReplicationStream : public WalStream {
 
   absl::Status ConnectionError(absl::string_view what);
   // libpq's notice receiver. PostgreSQL 18 no longer ends the stream when a
-  // publication it streams is dropped: it warns ("skipped loading publication")
-  // and streams on without its changes. That warning ends the stream here as the
+  // publication it streams is dropped: it warns (cdc::SkippedPublication) and
+  // streams on without its changes. That warning ends the stream here as the
   // error did before: confirming past it would skip every row meanwhile.
   static void OnNotice(void* self, const PGresult* notice);
   NoticeHandler notice_handler_;
   PQnoticeReceiver previous_receiver_ = nullptr;
   void* previous_receiver_arg_ = nullptr;
-  std::string skipped_publication_;  // The warning's text, once one came.
+  std::vector<std::string> publications_;           // Those streamed for (Start).
+  std::optional<std::string> skipped_publication_;  // Its name, once one came.
   absl::Status WaitSocket(absl::Time deadline, bool* ready);
   void FreeBuffer();
   // PQconsumeInput, noting that a read from the socket happened (since_read_).

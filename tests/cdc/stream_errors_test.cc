@@ -52,5 +52,46 @@ TEST(StreamErrorsTest, WhatNeedsAnOperatorStopsThePublisher) {
   EXPECT_FALSE(IsTransientStreamError("42P17", "synchronized_standby_slots"));
 }
 
+// PostgreSQL 18's warning for a publication missing at a point of the WAL.
+TEST(StreamErrorsTest, ASkippedPublicationIsToldInAnyLanguage) {
+  const std::vector<std::string> ours = {"outbox_publisher"};
+  EXPECT_EQ(SkippedPublication(
+                "WARNING", "55000",
+                "WARNING:  skipped loading publication \"outbox_publisher\"", ours),
+            "outbox_publisher");
+  // Translated (the words, the quotes): the code and the name tell it.
+  EXPECT_EQ(SkippedPublication("WARNING", "55000",
+                               "WARNUNG:  Laden der Publikation »outbox_publisher« "
+                               "übersprungen",
+                               ours),
+            "outbox_publisher");
+  // The English words name it even without a code (or with one not expected).
+  EXPECT_EQ(
+      SkippedPublication("WARNING", "", "skipped loading publication \"other\"", ours),
+      "other");
+}
+
+TEST(StreamErrorsTest, OtherNoticesAreNoSkippedPublication) {
+  const std::vector<std::string> ours = {"outbox_publisher"};
+  // PostgreSQL 17's failover-slot wait: also a 55000 warning.
+  EXPECT_EQ(
+      SkippedPublication("WARNING", "55000",
+                         "WARNUNG:  Replikations-Slot »outbox_publisher« im Parameter "
+                         "»synchronized_standby_slots« hat keine active_pid",
+                         ours),
+      std::nullopt);
+  // A 55000 warning that does not name the publication, or names a longer name.
+  EXPECT_EQ(SkippedPublication("WARNING", "55000", "WARNUNG:  etwas anderes", ours),
+            std::nullopt);
+  EXPECT_EQ(SkippedPublication("WARNING", "55000",
+                               "WARNUNG:  »outbox_publisher_2« übersprungen", ours),
+            std::nullopt);
+  // The name under another severity or code.
+  EXPECT_EQ(SkippedPublication("NOTICE", "55000", "»outbox_publisher«", ours),
+            std::nullopt);
+  EXPECT_EQ(SkippedPublication("WARNING", "01000", "»outbox_publisher«", ours),
+            std::nullopt);
+}
+
 }  // namespace
 }  // namespace cdc
