@@ -106,7 +106,7 @@ start_node() {
 node_pid() {
   local pid
   pid=$(cat "$1/node$2/pid" 2>/dev/null) || return 0
-  [ -n "$pid" ] && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null |
+  [ -n "$pid" ] && { tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null |
     grep -qF "$1/node$2/server.properties" && echo "$pid"
   return 0
 }
