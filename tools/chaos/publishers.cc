@@ -134,8 +134,9 @@ void Publishers::EnsurePrimaryLocked(int shard) {
       // Said at once: a run cut short still shows when and how a publisher died
       // (128 + N is signal N; 139 a SIGSEGV, 134 a SIGABRT, 137 a SIGKILL).
       std::cout << "chaos: a publisher of shard " << shard + 1 << " exited by itself ("
-                << (code ? absl::StrCat("exit ", *code) : "exit status unknown") << ", "
-                << s.primary.log_path << "); restarting it" << std::endl;
+                << (code ? absl::StrCat("exit ", *code) : "exit status unknown")
+                << ", pid " << s.primary.process->pid() << ", " << s.primary.log_path
+                << "); restarting it" << std::endl;
     }
     if (code && *code != 0 && *code != 2 && !s.expected_exit) {
       std::string log = s.primary.process->Log();
