@@ -36,6 +36,38 @@ mkdir -p "$reports"
 cores=${CORE_DIR:-${TMPDIR:-/tmp}/outbox-soak-cores}
 mkdir -p "$cores"
 ulimit -c unlimited 2>/dev/null || true
+# A SIGKILL or SIGSTOP leaves neither a core nor a line. As root, where the kernel
+# has tracefs, the run records every SIGKILL, SIGSTOP, SIGQUIT, SIGABRT and SIGSEGV
+# sent on the machine with its sender (the signal:signal_generate tracepoint), and
+# the report ends with those sent to a publisher or consumer by anything but the
+# harness, and with the record of each publisher that exited by itself.
+tracing=/sys/kernel/tracing
+event=$tracing/events/signal/signal_generate
+start_signal_trace() {
+  [ "$(id -u)" = 0 ] || return 0
+  [ -d "$event" ] || mount -t tracefs nodev "$tracing" 2>/dev/null || true
+  [ -w "$event/enable" ] || return 0
+  echo 'sig == 9 || sig == 19 || sig == 3 || sig == 6 || sig == 11' >"$event/filter"
+  echo 1 >"$event/enable"
+  echo 1 >"$tracing/tracing_on"
+  cat "$tracing/trace_pipe" >"$1" &
+  trace_reader=$!
+}
+stop_signal_trace() {
+  [ -n "${trace_reader:-}" ] || return 0
+  echo 0 >"$event/enable"
+  kill "$trace_reader" 2>/dev/null || true
+  wait "$trace_reader" 2>/dev/null || true
+  trace_reader=""
+  local report=$2 pid
+  echo "signals from outside the harness to publishers and consumers (the kernel's record):"
+  grep -E 'comm=outbox-(publishe|paid-ord)' "$1" | grep -v '^ *outbox-chaos-' || echo "  none"
+  for pid in $(sed -n 's/^chaos: a publisher .* exited by itself (exit 1[2-9][0-9], pid \([0-9]*\),.*/\1/p' "$report"); do
+    echo "signals to pid $pid, a publisher that exited by itself:"
+    grep -E " pid=$pid " "$1" || echo "  none"
+  done
+}
+trap 'stop_signal_trace /dev/null /dev/null >/dev/null' EXIT
 status=0
 for m in "${modes[@]}"; do
   s=$seed
@@ -54,7 +86,9 @@ for m in "${modes[@]}"; do
     echo
   } >"$report"
   echo "=== soak, $m: $report"
+  start_signal_trace "$cores/signals-$m.log"
   (cd "$cores" && "${command[@]}") >>"$report" 2>&1 || status=1
+  stop_signal_trace "$cores/signals-$m.log" "$report" >>"$report"
   echo "ended: $(date -u +%FT%TZ), exit $status" >>"$report"
   grep -E '^chaos: (lost|early|split|per-|duplicates|faults survived|/healthz|/metrics|resources|  publisher|recovery|fault kinds)' "$report" || true
 done
