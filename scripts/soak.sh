@@ -47,15 +47,14 @@ start_signal_trace() {
   [ "$(id -u)" = 0 ] || return 0
   [ -d "$event" ] || mount -t tracefs nodev "$tracing" 2>/dev/null || true
   [ -w "$event/enable" ] || return 0
-  echo 'sig == 9 || sig == 19 || sig == 3 || sig == 6 || sig == 11' >"$event/filter"
-  echo 1 >"$event/enable"
-  echo 1 >"$tracing/tracing_on"
+  { echo 'sig == 9 || sig == 19 || sig == 3 || sig == 6 || sig == 11' >"$event/filter" &&
+    echo 1 >"$event/enable" && echo 1 >"$tracing/tracing_on"; } 2>/dev/null || return 0
   cat "$tracing/trace_pipe" >"$1" &
   trace_reader=$!
 }
 stop_signal_trace() {
   [ -n "${trace_reader:-}" ] || return 0
-  echo 0 >"$event/enable"
+  echo 0 >"$event/enable" 2>/dev/null || true
   kill "$trace_reader" 2>/dev/null || true
   wait "$trace_reader" 2>/dev/null || true
   trace_reader=""
